@@ -1,0 +1,104 @@
+"""Devices and the array module (NumPy or CuPy) that computes on each. CuPy is imported here and nowhere else."""
+import numpy as np
+
+_cupy = None
+
+
+def _import_cupy():
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+            cupy.cuda.runtime.getDeviceCount()
+        except Exception as e:  # no CuPy, no driver or no GPU
+            raise RuntimeError("Torch not compiled with CUDA enabled: ember needs CuPy and a CUDA GPU "
+                               f"for device 'cuda' ({type(e).__name__}: {e})") from None
+        _cupy = cupy
+    return _cupy
+
+
+class device:
+    """A device: ``ember.device('cpu')``, ``ember.device('cuda')``, ``ember.device('cuda:1')``, ``device('cuda', 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type_or_str="cpu", index=None):
+        if isinstance(type_or_str, device):
+            return type_or_str
+        if isinstance(type_or_str, int) and not isinstance(type_or_str, bool):
+            type_or_str, index = "cuda", type_or_str
+        if not isinstance(type_or_str, str):
+            type_or_str = str(type_or_str)  # e.g. a torch.device
+        kind, _, idx = type_or_str.partition(":")
+        if kind not in ("cpu", "cuda") or (idx and not idx.isdigit()):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type_or_str}")
+        if idx:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
+            index = int(idx)
+        if kind == "cpu" and index not in (None, 0):
+            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
+        key = (kind, index)
+        hit = _CACHE.get(key)
+        if hit is None:
+            hit = object.__new__(cls)
+            hit.type, hit.index = kind, index
+            _CACHE[key] = hit
+        return hit
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (str(self),))
+
+
+_CACHE = {}
+CPU = device("cpu")
+
+
+def array_module(dev):
+    """NumPy for the CPU, CuPy for CUDA."""
+    return np if dev.type == "cpu" else _import_cupy()
+
+
+def normalize(dev):
+    """A device argument as an ember.device; 'cuda' means the current CUDA device (index 0 unless set)."""
+    if dev is None:
+        return CPU
+    dev = device(dev)
+    if dev.type == "cuda" and dev.index is None:
+        dev = device("cuda", current_cuda_index())
+    return dev
+
+
+def current_cuda_index():
+    return _import_cupy().cuda.runtime.getDevice()
+
+
+def device_of_array(a):
+    """The device an array lives on."""
+    if isinstance(a, np.ndarray):
+        return CPU
+    return device("cuda", a.device.id)
+
+
+def cuda_available():
+    try:
+        _import_cupy()
+        return True
+    except RuntimeError:
+        return False
