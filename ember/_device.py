@@ -102,3 +102,12 @@ def cuda_available():
         return True
     except RuntimeError:
         return False
+
+
+def special_module(xp):
+    """``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy (erf, erfinv, gammaln, digamma, ...)."""
+    if xp is np:
+        import scipy.special
+        return scipy.special
+    import cupyx.scipy.special
+    return cupyx.scipy.special

@@ -500,6 +500,24 @@ def write_inplace(self, fn, *args, **kwargs):
     return self
 
 
+def write_out(result, out):
+    """Implements an op's ``out=`` argument: copies ``result`` into ``out`` (resizing an ``out`` of another shape),
+    or returns ``result`` when ``out`` is None."""
+    if out is None:
+        return result
+    if STATE.enabled and (result._requires_grad or out._requires_grad):
+        raise RuntimeError(f"{getattr(result.grad_fn, 'name', lambda: 'op')()}(): functions with out=... arguments "
+                           "don't support automatic differentiation, but one of the arguments requires grad.")
+    if out.shape != result.shape:
+        if out._base is not None:
+            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the result shape "
+                               f"{list(result.shape)} and cannot be resized because it is a view")
+        out._data = out._data.__class__(result.shape, dtype=out._data.dtype) if out.device.type == "cpu" else \
+            result._data.astype(out.dtype.np)
+    _copy_into(out, result, "out=")
+    return out
+
+
 def _copy_into(self, out, opname):
     if out.dtype is not self.dtype and not _dtype.can_cast(out.dtype, self.dtype):
         raise RuntimeError(f"result type {out.dtype.name.capitalize()} can't be cast to the desired output type "
