@@ -3,17 +3,34 @@ from . import _dtype
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
                      complex128, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
                      set_default_dtype, promote_types, result_type, can_cast)
+from ._dtype import finfo, iinfo
 from ._device import device
 from ._tensor import Tensor, Size
+from ._tensor import is_tensor, is_floating_point, is_complex, is_nonzero, numel
 from ._print import set_printoptions
-from ._creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full, zeros_like, ones_like,
-                        empty_like, full_like, arange, linspace, logspace, eye)
+from ._creation import *  # noqa: F401,F403
+from . import _fill  # noqa: F401  (Tensor.fill_, zero_, copy_)
+from ._random import *  # noqa: F401,F403
 from ._ops.binary import *  # noqa: F401,F403
 from ._ops.unary import *  # noqa: F401,F403
+from ._ops.special import *  # noqa: F401,F403
+from ._ops.compare import *  # noqa: F401,F403
+from ._ops.pointwise import *  # noqa: F401,F403
 from ._ops.reduce import *  # noqa: F401,F403
+from ._ops.order import *  # noqa: F401,F403
+from ._ops.scan import *  # noqa: F401,F403
+from ._ops.softmax import *  # noqa: F401,F403
 from ._ops.view import *  # noqa: F401,F403
+from ._ops.index import *  # noqa: F401,F403
+from ._ops.split import *  # noqa: F401,F403
+from ._ops.shape import *  # noqa: F401,F403
+from ._ops.sort import *  # noqa: F401,F403
+from ._ops.linalg import *  # noqa: F401,F403
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
 from . import autograd, cuda
+from . import linalg
+from . import random
+from . import nn, optim
 
 __version__ = "0.1.0"

@@ -1,247 +1,641 @@
 """Tensor creation: tensor/as_tensor/from_numpy, zeros/ones/full/empty and their *_like, arange, linspace, eye."""
+import contextlib
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from . import _dtype
 from ._device import CPU, array_module, device_of_array, normalize
-from ._tensor import Tensor
+from ._dlpack import from_dlpack
+from ._tensor import Tensor, write_out
+
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "scalar_tensor", "zeros", "ones", "empty",
+           "full", "zeros_like", "ones_like", "empty_like", "full_like", "empty_strided", "arange", "range", "linspace",
+           "logspace", "eye"]
+
+_range = range
+_PY_SCALARS = (bool, int, float, complex)
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = int(s)
-        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-            raise TypeError(f"size must be a sequence of ints, but got an element of type {type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-        out.append(int(s))
-    return tuple(out)
+# -- sizes, dtypes, devices ------------------------------------------------------------------------------------
+def _size(args, op="size", size=None, check=True):
+    """The shape from ``f(2, 3)``, ``f((2, 3))``, ``f([])``, ``f(torch.Size(...))`` or ``f(size=...)``."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        args = (size,)
+    if len(args) > 1 and any(isinstance(a, (tuple, list)) for a in args):
+        raise TypeError(f"{op}() takes 1 positional argument but {len(args)} were given")
+    if len(args) == 1 and not isinstance(args[0], (tuple, list)) and not _is_int(args[0]):
+        raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    shape = []
+    for i, s in enumerate(args):
+        if not _is_int(s):
+            raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(s).__name__}\"")
+        shape.append(int(s))
+    if check and any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
+    return tuple(shape)
 
 
-def _wrap(arr, dtype, device, requires_grad):
-    dev = normalize(device)
-    if dev is not CPU:
-        arr = array_module(dev).asarray(arr)
-    t = Tensor._make(arr, dtype, dev)
+def _is_int(s):
+    if isinstance(s, Tensor):
+        return s.numel() == 1 and not (s.dtype.is_floating_point or s.dtype.is_complex or s.dtype is _dtype.bool)
+    return isinstance(s, numbers.Integral) and not isinstance(s, bool)
+
+
+def _factory(op, dtype, device, out, default=None):
+    """The dtype and device a factory creates: explicit ones, else ``out``'s, else the defaults."""
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        if not (isinstance(dtype, type) or isinstance(dtype, (str, np.dtype)) or type(dtype).__name__ == "dtype"):
+            raise TypeError(f"{op}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+        dtype = _dtype.to_dtype(dtype)
+    if out is not None:
+        if dtype is not None and dtype is not out.dtype:
+            raise RuntimeError(f"dtype {_dtype.scalar_name(dtype)} does not match dtype of out parameter "
+                               f"({_dtype.scalar_name(out.dtype)})")
+        return out.dtype, out.device if device is None else normalize(device)
+    return dtype or default or _dtype.get_default_dtype(), normalize(device)
+
+
+def _finish(arr, dt, dev, requires_grad, out=None):
+    """Wraps a freshly made array (moving it to ``dev``), sets ``requires_grad``, or writes it into ``out``."""
+    if dev is not CPU and isinstance(arr, np.ndarray):
+        xp = array_module(dev)
+        with xp.cuda.Device(dev.index):
+            arr = xp.asarray(arr)
+    t = Tensor._make(arr, dt, dev)
     if requires_grad:
-        t.requires_grad_(True)
+        _require_grad(t)
+    return write_out(t, out) if out is not None else t
+
+
+def _require_grad(t):
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t._requires_grad = True
     return t
 
 
-def _infer_dtype(arr, from_python):
-    if from_python:
-        k = arr.dtype.kind
-        if k == "f":
-            return _dtype.get_default_dtype()
-        if k in "iu":
-            return _dtype.int64
+def _on(dev):
+    """A context making ``dev`` the current CUDA device while allocating (nothing on the CPU)."""
+    return contextlib.nullcontext() if dev.type == "cpu" else array_module(dev).cuda.Device(dev.index)
+
+
+# -- scalar checks -----------------------------------------------------------------------------------------------
+def _limits(dt):
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
+
+
+def _fits(value, dt):
+    """Whether the Python number ``value`` converts to ``dt`` without overflow (c10's ``overflows``)."""
+    if dt is _dtype.bool or dt.is_complex:
+        return True
+    if isinstance(value, complex):
+        return value.imag == 0 and _fits(value.real, dt)
+    if dt.is_floating_point:
+        return not math.isfinite(value) or abs(value) <= _dtype.finfo(dt).max
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    lo, hi = _limits(dt)
+    if lo == 0 and not isinstance(value, float):  # unsigned: c10 accepts negatives down to -max (they wrap)
+        return -hi <= value <= hi
+    return lo <= value <= hi
+
+
+def cast_scalar(value, dt):
+    """The number ``value`` as a NumPy scalar of ``dt``, wrapping integers around as C casts do."""
+    if type(value) is float and dt.is_floating_point:
+        return dt.np.type(value)
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return np.asarray(value).astype(dt.np)[()]
+
+
+def check_fill(value, dt):
+    """torch's overflow check when a Python number is written into a tensor of ``dt`` (fill_, full)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if not _fits(value, dt):
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_name(dt)} without overflow")
+
+
+def _number(x, op):
+    if isinstance(x, Tensor):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    if not isinstance(x, _PY_SCALARS):
+        raise TypeError(f"{op}(): argument must be a Number, not {type(x).__name__}")
+    return x
+
+
+# -- tensor() --------------------------------------------------------------------------------------------------
+def _is_seq(x):
+    return isinstance(x, (list, tuple, _range)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _leaf_dtype(x):
+    """The dtype ``tensor()`` infers for one scalar (torch's infer_scalar_type)."""
+    t = type(x)
+    if t is float:
+        return _dtype.get_default_dtype()
+    if t is int:
+        return _dtype.int64
+    if t is bool:
+        return _dtype.bool
+    if t is complex:
+        return _dtype.complex_default()
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.generic, np.ndarray)):
+        return _dtype.from_numpy_dtype(x.dtype)
+    if isinstance(x, numbers.Number):
+        return _leaf_dtype(complex(x) if isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real)
+                           else float(x) if not isinstance(x, numbers.Integral) else int(x))
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _scan(data):
+    """torch's nested-sequence inference: the shape (followed through first elements), every sequence checked
+    against it, and the dtypes of the leaves. Returns (shape, dtypes, has_tensors, a sequence found as a leaf)."""
+    shape = []
+    x = data
+    while _is_seq(x):
+        if isinstance(x, np.ndarray):
+            shape.extend(x.shape)
+            break
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    dtypes, tensors, bad = set(), [False], []
+
+    def walk(seq, dim):
+        if isinstance(seq, np.ndarray):
+            if seq.shape != tuple(shape[dim:]):
+                got = next(d for a, b, d in zip(seq.shape, shape[dim:], _range(dim, len(shape))) if a != b)
+                raise ValueError(f"expected sequence of length {shape[got]} at dim {got} "
+                                 f"(got {seq.shape[got - dim]})")
+            dtypes.add(_dtype.from_numpy_dtype(seq.dtype))
+            return
+        if len(seq) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(seq)})")
+        if dim + 1 == len(shape):
+            for t in set(map(type, seq)):
+                if t in _PY_SCALARS:
+                    dtypes.add(_leaf_dtype(t()))
+                elif issubclass(t, np.generic):
+                    dtypes.add(_dtype.from_numpy_dtype(np.dtype(t)))
+                elif _is_seq_type(t):
+                    bad.append(t)  # reported by the caller, whose message depends on the dtype
+                else:
+                    for x in seq:
+                        if type(x) is t:
+                            if isinstance(x, Tensor):
+                                tensors[0] = True
+                                if x.numel() != 1:
+                                    raise ValueError("only one element tensors can be converted to Python scalars")
+                            dtypes.add(_leaf_dtype(x))
+            return
+        for x in seq:
+            if not _is_seq(x):
+                raise TypeError("not a sequence")
+            walk(x, dim + 1)
+
+    if shape:
+        walk(data, 0)
+    return shape, dtypes, tensors[0], bad[0] if bad else None
+
+
+def _is_seq_type(t):
+    return issubclass(t, (list, tuple, _range, np.ndarray))
+
+
+def _untensor(x):
+    if isinstance(x, Tensor):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_untensor(v) for v in x]
+    return x
+
+
+def _checked_cast(arr, dt, from_python):
+    """Casts the naturally-inferred array of Python data to ``dt`` with torch's overflow checks."""
+    if arr.dtype == dt.np:
+        return arr
+    k = arr.dtype.kind
+    if from_python and not (dt is _dtype.bool or dt.is_complex) and arr.size:
         if k == "c":
-            return _dtype.complex128 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.complex64
-    return _dtype.from_numpy_dtype(arr.dtype)
+            raise TypeError("must be real number, not complex")
+        if not dt.is_floating_point:
+            lo, hi = _limits(dt)
+            if k == "f":
+                bad = ~np.isfinite(arr) | (arr <= lo - 1) | (arr >= hi + 1)
+            else:
+                bad = (arr > hi) | (arr < (-hi if lo == 0 else lo))
+            if bad.any():
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    with np.errstate(invalid="ignore", over="ignore"):
+        return arr.astype(dt.np)
 
 
-def _nested_to_numpy(data):
-    """Python data to an array; Tensors inside lists contribute their values."""
-    if isinstance(data, (list, tuple)) and data and any(isinstance(x, Tensor) for x in data):
-        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-    try:
-        return np.asarray(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal length lists: {e}") from None
+def _to_array(data, dtype):
+    """Python data (numbers, nested sequences, NumPy arrays/scalars, 0-d Tensors) as a NumPy array and dtype."""
+    if isinstance(data, np.ndarray):
+        _check_strides(data)
+        dt = dtype or _dtype.from_numpy_dtype(data.dtype)
+        return data.astype(dt.np, copy=True), dt
+    if _is_seq(data):
+        shape, dtypes, has_tensors, bad = _scan(data)
+        inferred = None
+        for d in dtypes:
+            inferred = d if inferred is None else _dtype.promote_types(inferred, d)
+        dt = dtype or inferred or _dtype.get_default_dtype()
+        if bad is not None:
+            raise TypeError(f"must be real number, not {bad.__name__}" if dt.is_floating_point else
+                            f"'{bad.__name__}' object cannot be interpreted as an integer")
+        if has_tensors:
+            data = _untensor(data)
+        arr = np.array(data)
+        if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8:  # ints beyond int64
+            raise ValueError("Overflow when unpacking long long")
+        return _checked_cast(arr, dt, True), dt
+    if isinstance(data, Tensor):
+        return data, dtype or data.dtype
+    dt = dtype or _leaf_dtype(data)
+    if isinstance(data, int) and not isinstance(data, bool) and not -2 ** 63 <= data < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    arr = np.asarray(data)
+    return _checked_cast(arr, dt, not isinstance(data, np.generic)), dt
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Builds a new tensor from data (a number, a nested list, a NumPy array or a Tensor), copying it.
+def _check_strides(arr):
+    if any(s < 0 for s in arr.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a copy "
+                         "of your array  with array.copy().) ")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Builds a new tensor from ``data`` (a number, nested sequences, a NumPy array or a Tensor), always copying.
+
+    The dtype is inferred as torch does: bools give ``bool``, ints ``int64``, floats the default dtype, NumPy
+    values and 0-d tensors their own dtype; mixed leaves promote.
 
     Example::
 
-        >>> ember.tensor([[1, 2], [3, 4]])
-        tensor([[1, 2],
-                [3, 4]])
+        >>> ember.tensor([[1, 2], [3, 4.5]])
+        tensor([[1.0000, 2.0000],
+                [3.0000, 4.5000]])
     """
+    dt = _dtype.to_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
         src = data.detach()
-        arr = src._data.copy()
-        dt = _dtype.to_dtype(dtype) if dtype is not None else src.dtype
-        if dt.np != arr.dtype:
-            arr = arr.astype(dt.np)
-        t = Tensor._make(arr, dt, src.device)
-        t = t.to(device) if device is not None else t
-        return t.requires_grad_(requires_grad) if requires_grad else t
-    is_array = isinstance(data, np.ndarray) or hasattr(data, "__cuda_array_interface__")
+        dt = dt or src.dtype
+        t = Tensor._make(src._data.astype(dt.np, copy=True), dt, src.device)
+        if device is not None:
+            t = t.to(device)
+        return _require_grad(t) if requires_grad else t
     if hasattr(data, "__cuda_array_interface__"):
-        arr = data.copy()
-        dev = device_of_array(data) if device is None else device
-        dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.from_numpy_dtype(arr.dtype)
-        return _wrap(arr.astype(dt.np, copy=False), dt, dev, requires_grad)
-    if isinstance(data, (str, bytes)) or data is None:
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    arr = np.array(data) if is_array else _nested_to_numpy(data)
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(
-        arr, not is_array and not isinstance(data, np.generic))
-    if arr.dtype != dt.np:
-        arr = arr.astype(dt.np)
-    return _wrap(arr, dt, device, requires_grad)
+        dev = normalize(device) if device is not None else device_of_array(data)
+        dt = dt or _dtype.from_numpy_dtype(data.dtype)
+        return _finish(data.astype(dt.np, copy=True), dt, dev, requires_grad) if dev.type == "cuda" else \
+            _finish(data.get().astype(dt.np), dt, dev, requires_grad)
+    arr, dt = _to_array(data, dt)
+    return _finish(arr, dt, normalize(device), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A 0-d tensor holding the number ``s`` (of the default dtype unless ``dtype`` is given)."""
+    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    return tensor(_number(s, "scalar_tensor"), dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but shares memory with ``data`` when dtype and device already match."""
+    """Converts ``data`` to a tensor, sharing memory with a Tensor or NumPy array when dtype and device match."""
+    dt = _dtype.to_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
-        return data.to(dtype=_dtype.to_dtype(dtype) if dtype is not None else None, device=device)
-    if isinstance(data, np.ndarray) and (device is None or normalize(device) is CPU):
-        src = from_numpy(data)
-        return src if dtype is None else src.to(_dtype.to_dtype(dtype))
-    return tensor(data, dtype=dtype, device=device)
+        return data.to(dtype=dt, device=device)
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biufcV":
+        return from_numpy(data).to(dtype=dt, device=device)
+    if hasattr(data, "__cuda_array_interface__"):
+        src = Tensor._make(data, _dtype.from_numpy_dtype(data.dtype), device_of_array(data))
+        return src.to(dtype=dt, device=device)
+    return tensor(data, dtype=dt, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """Converts ``obj`` (a Tensor, an array, a DLPack/buffer-protocol object or Python data) to a tensor,
+    sharing memory when possible unless ``copy=True``; ``copy=False`` raises if a copy would be needed."""
+    dt = _dtype.to_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, Tensor):
+        src = obj
+    elif isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__"):
+        src = as_tensor(obj)
+    elif hasattr(obj, "__dlpack__"):
+        src = from_dlpack(obj)
+    elif hasattr(obj, "__array_interface__"):
+        src = from_numpy(np.asarray(obj))
+    else:
+        if copy is False:
+            raise ValueError(f"can't alias Python sequence or scalar without copying (got {type(obj).__name__})")
+        t = tensor(obj, dtype=dt, device=device)
+        return _require_grad(t) if requires_grad else t
+    t = src.to(dtype=dt, device=device)
+    if t is src and copy:
+        t = Tensor._make(src._data.copy(), src.dtype, src.device)
+    elif t is not src and copy is False:
+        raise ValueError(f"asarray: can't avoid a copy converting {src.dtype} on {src.device} to "
+                         f"{t.dtype} on {t.device} with copy=False")
+    if requires_grad:
+        t = t.detach() if t is src else t
+        _require_grad(t)
+    return t
 
 
 def from_numpy(ndarray):
-    """A CPU tensor sharing memory with the NumPy array ``ndarray``."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._make(ndarray, _dtype.from_numpy_dtype(ndarray.dtype), CPU)
-
-
-def _creation_dtype(dtype, fill=None):
-    if dtype is not None:
-        return _dtype.to_dtype(dtype)
-    if fill is None:
-        return _dtype.get_default_dtype()
-    return _dtype._scalar_dtype(fill.item() if isinstance(fill, Tensor) else fill)
-
-
-def _filled(fill, size, dtype, device, requires_grad):
-    dt = _creation_dtype(dtype)
-    dev = normalize(device)
-    xp = array_module(dev)
-    shape = _size(size)
-    if fill is None:
-        arr = xp.empty(shape, dt.np)
-    elif fill == 0:
-        arr = xp.zeros(shape, dt.np)
-    else:
-        arr = xp.full(shape, fill, dt.np)
-    t = Tensor._make(arr, dt, dev)
-    return t.requires_grad_(True) if requires_grad else t
-
-
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of zeros of the given size."""
-    return _filled(0, size, dtype, device, requires_grad)
-
-
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of ones of the given size."""
-    return _filled(1, size, dtype, device, requires_grad)
-
-
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
-    """An uninitialised tensor of the given size."""
-    return _filled(None, size, dtype, device, requires_grad)
-
-
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value (bool, int64 or float)."""
-    dt = _creation_dtype(dtype, fill_value)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    t = _filled(None, _size((size,) if isinstance(size, int) else size), dt, device, False)
-    t._data.fill(fill_value)
-    return t.requires_grad_(True) if requires_grad else t
-
-
-def _like(input, dtype, device):
-    return (input.shape, _dtype.to_dtype(dtype) if dtype is not None else input.dtype,
-            input.device if device is None else device)
-
-
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    shape, dt, dev = _like(input, dtype, device)
-    return _filled(0, shape, dt, dev, requires_grad)
-
-
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    shape, dt, dev = _like(input, dtype, device)
-    return _filled(1, shape, dt, dev, requires_grad)
-
-
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    shape, dt, dev = _like(input, dtype, device)
-    return _filled(None, shape, dt, dev, requires_grad)
-
-
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    shape, dt, dev = _like(input, dtype, device)
-    return full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
-
-
-def _num(x):
-    return x.item() if isinstance(x, Tensor) else x
-
-
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) spaced by ``step``.
+    """A CPU tensor sharing memory with the NumPy array ``ndarray`` (writes show through both ways).
 
     Example::
 
-        >>> ember.arange(5)
-        tensor([0, 1, 2, 3, 4])
+        >>> a = numpy.zeros(2); t = ember.from_numpy(a); t[0] = 1; a
+        array([1., 0.])
     """
-    start, end, step = _num(start), _num(end), _num(step)
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _check_strides(ndarray)
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+    if not ndarray.flags.writeable:
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+                      "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                      "the array to protect its data or make it writable before converting it to a tensor. This "
+                      "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    return Tensor._make(ndarray, _dtype.from_numpy_dtype(ndarray.dtype), CPU)
+
+
+# -- filled tensors ----------------------------------------------------------------------------------------------
+def _filled(op, value, shape, dtype, device, requires_grad, out):
+    dt, dev = _factory(op, dtype, device, out)
+    xp = array_module(dev)
+    with _on(dev):
+        if value is None:
+            arr = xp.empty(shape, dt.np)
+        elif type(value) is int and value in (0, 1):  # the common zeros/ones: no scalar cast needed
+            arr = (xp.ones if value else xp.zeros)(shape, dt.np)
+        else:
+            arr = xp.full(shape, cast_scalar(value, dt), dt.np)
+    return _finish(arr, dt, dev, requires_grad, out)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    """A tensor of zeros of the given size: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    shape = _size(size, "zeros", check=False, **kw)
+    if any(s < 0 for s in shape):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return _filled("zeros", 0, shape, dtype, device, requires_grad, out)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    """A tensor of ones of the given size."""
+    return _filled("ones", 1, _size(size, "ones", **kw), dtype, device, requires_grad, out)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None, **kw):
+    """An uninitialised tensor of the given size."""
+    return _filled("empty", None, _size(size, "empty", **kw), dtype, device, requires_grad, out)
+
+
+def _fill_dtype(value):
+    """The dtype ``full`` infers from its fill value: of the Python number it is (a Tensor's too)."""
+    v = _number(value, "full")
+    return _dtype.bool if isinstance(v, bool) else _dtype.int64 if isinstance(v, int) else \
+        _dtype.complex_default() if isinstance(v, complex) else _dtype.get_default_dtype()
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value (bool, int64, default float)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    shape = _size((size,), "full")
+    dt, dev = _factory("full", dtype, device, out, default=_fill_dtype(fill_value))
+    value = _number(fill_value, "full")
+    check_fill(value, dt)
+    return _filled("full", value, shape, dt, dev, requires_grad, out)
+
+
+def _like(input, dtype, device, memory_format):
+    dt = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
+    dev = input.device if device is None else normalize(device)
+    order = "K" if memory_format is None or str(memory_format).endswith("preserve_format") else "C"
+    return dt, dev, order
+
+
+def _make_like(input, value, dtype, device, requires_grad, memory_format):
+    dt, dev, order = _like(input, dtype, device, memory_format)
+    xp = array_module(dev)
+    if value is not None:
+        value = cast_scalar(value, dt)
+    src = input._data if dev is input.device else None
+    with _on(dev):
+        if src is not None:  # keeps the input's memory layout (torch's preserve_format)
+            arr = xp.empty_like(src, dt.np, order) if value is None else xp.full_like(src, value, dt.np, order)
+        else:
+            shape = input._data.shape
+            arr = xp.empty(shape, dt.np) if value is None else xp.full(shape, value, dt.np)
+    return _finish(arr, dt, dev, requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """Zeros with the shape (and, unless given, dtype and device) of ``input``."""
+    return _make_like(input, 0, dtype, device, requires_grad, memory_format)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """Ones with the shape (and, unless given, dtype and device) of ``input``."""
+    return _make_like(input, 1, dtype, device, requires_grad, memory_format)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """An uninitialised tensor with the shape (and, unless given, dtype and device) of ``input``."""
+    return _make_like(input, None, dtype, device, requires_grad, memory_format)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """``fill_value`` everywhere, with the shape (and, unless given, dtype and device) of ``input``."""
+    value = _number(fill_value, "full_like")
+    dt = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
+    check_fill(value, dt)
+    return _make_like(input, value, dt, device, requires_grad, memory_format)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor with the given ``size`` and ``stride`` (in elements)."""
+    shape, stride = _size((size,), "empty_strided"), tuple(int(s) for s in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError("mismatch in length of strides and shape")
+    dt, dev = _factory("empty_strided", dtype, device, None)
+    xp = array_module(dev)
+    n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, stride))
+    with _on(dev):
+        buf = xp.empty(n, dt.np)
+        arr = xp.lib.stride_tricks.as_strided(buf, shape, tuple(st * dt.itemsize for st in stride))
+    return _finish(arr, dt, dev, requires_grad)
+
+
+# -- ranges ------------------------------------------------------------------------------------------------------
+def _is_float_arg(x):
+    return isinstance(x, (float, np.floating)) or (isinstance(x, Tensor) and x.dtype.is_floating_point)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) spaced by ``step``; int64 unless an argument is a float.
+
+    Example::
+
+        >>> ember.arange(1, 2.5, 0.5)
+        tensor([1.0000, 1.5000, 2.0000])
+    """
     if end is None:
         start, end = 0, start
+    floats = any(_is_float_arg(v) for v in (start, end, step))
+    dt, dev = _factory("arange", dtype, device, out, default=None if floats else _dtype.int64)
+    start, end, step = (_number(v, "arange") for v in (start, end, step))
+    if dt is _dtype.bool or dt.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_name(dt)}'")
     if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign")
-    if dtype is None:
-        is_float = any(isinstance(v, float) for v in (start, end, step))
-        dt = _dtype.get_default_dtype() if is_float else _dtype.int64
+        raise RuntimeError("step must be nonzero")
+    integral = not dt.is_floating_point
+    if integral:  # torch accumulates integer ranges in int64: bounds and step are truncated first
+        start, end, step = int(start), int(end) if math.isfinite(end) else end, int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt is _dtype.int64:
+        sgn = 1 if step > 0 else -1
+        n = abs(end - start + step - sgn) // abs(step)  # C's integer division, exact for any int64 range
     else:
-        dt = _dtype.to_dtype(dtype)
-    n = max(0, math.ceil((end - start) / step))
-    arr = (start + np.arange(n, dtype=np.float64) * step) if dt.is_floating_point else (
-        np.arange(n, dtype=np.int64) * step + start)
-    return _wrap(arr.astype(dt.np), dt, device, requires_grad)
+        n = math.ceil((float(end) - float(start)) / float(step))
+    if integral:
+        arr = np.arange(n, dtype=np.int64) * step + start
+    else:  # computed in float64 (float32 for half types) and rounded once, as torch's accumulate type does
+        acc = np.float32 if dt.itemsize == 2 else np.float64
+        arr = acc(start) + np.arange(n, dtype=acc) * acc(step)
+    return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Deprecated: values from ``start`` to ``end`` inclusive; use :func:`arange`."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    n = int(math.floor((_number(end, "range") - _number(start, "range")) / _number(step, "range"))) + 1
+    return arange(start, start + (n - 0.5) * step, step, out=out, dtype=dt, device=device,
+                  requires_grad=requires_grad)
+
+
+def _steps(steps, op):
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
+        raise TypeError(f"{op}() received an invalid combination of arguments: 'steps' must be int, "
+                        f"not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
+
+
+def _spaced(start, end, steps, step_t):
+    """torch's two-sided ramp: the first half counts up from ``start``, the second down from ``end``."""
+    i = np.arange(steps)
+    if steps == 1:
+        return np.full(1, start, step_t)
+    step = (step_t(end) - step_t(start)) / step_t(steps - 1)
+    half = steps // 2
+    up = step_t(start) + step * i[:half].astype(step_t)
+    down = step_t(end) - step * (steps - 1 - i[half:]).astype(step_t)
+    return np.concatenate([up, down]).astype(step_t, copy=False)
+
+
+def _step_type(dt):
+    if dt.is_complex:
+        return np.complex128 if dt is _dtype.complex128 else np.complex64
+    return dt.np.type if dt.is_floating_point else np.float64
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
-    start, end = _num(start), _num(end)
-    if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    i = np.arange(steps, dtype=np.float64)
-    if steps > 1:
-        step = (end - start) / (steps - 1)
-        half = steps // 2
-        arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    else:
-        arr = np.full(steps, start, np.float64)
-    if not dt.is_floating_point:
-        arr = np.trunc(arr)
-    return _wrap(arr.astype(dt.np), dt, device, requires_grad)
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive.
+
+    Example::
+
+        >>> ember.linspace(0, 10, 5, dtype=ember.int64)
+        tensor([ 0,  2,  5,  7, 10])
+    """
+    start, end = _number(start, "linspace"), _number(end, "linspace")
+    steps = _steps(steps, "linspace")
+    complex_args = isinstance(start, complex) or isinstance(end, complex)
+    dt, dev = _factory("linspace", dtype, device, out,
+                       default=_dtype.complex_default() if complex_args else None)
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    step_t = _step_type(dt)
+    if not dt.is_floating_point and not dt.is_complex:  # the bounds are converted to the integer type first
+        start, end = int(start), int(end)
+    with np.errstate(all="ignore"):
+        arr = _spaced(start, end, steps, step_t).astype(dt.np)
+    return _finish(arr, dt, dev, requires_grad, out)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """``steps`` values spaced evenly on a log scale from ``base**start`` to ``base**end``."""
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    exps = linspace(start, end, steps, dtype=_dtype.float64)._data
-    return _wrap(np.power(float(base), exps).astype(dt.np), dt, device, requires_grad)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in the exponent.
+
+    Example::
+
+        >>> ember.logspace(0, 3, 4, base=2)
+        tensor([1., 2., 4., 8.])
+    """
+    start, end = _number(start, "logspace"), _number(end, "logspace")
+    steps = _steps(steps, "logspace")
+    dt, dev = _factory("logspace", dtype, device, out)
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    with np.errstate(all="ignore"):
+        exps = _spaced(start, end, steps, _step_type(dt))
+        arr = np.power(np.complex128(base) if dt.is_complex else np.float64(base), exps.astype(
+            np.complex128 if dt.is_complex else np.float64))
+        arr = arr.astype(dt.np)
+    return _finish(arr, dt, dev, requires_grad, out)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """A 2-D tensor with ones on the diagonal."""
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    return _wrap(np.eye(n, n if m is None else m, dtype=dt.np), dt, device, requires_grad)
+    """A 2-D ``n`` x ``m`` tensor with ones on the diagonal."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt, dev = _factory("eye", dtype, device, out)
+    with _on(dev):
+        arr = array_module(dev).eye(n, n if m is None else m, dtype=dt.np)
+    return _finish(arr, dt, dev, requires_grad, out)

@@ -17,8 +17,15 @@ def _import_cupy():
     return _cupy
 
 
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
 class device:
-    """A device: ``ember.device('cpu')``, ``ember.device('cuda')``, ``ember.device('cuda:1')``, ``device('cuda', 0)``."""
+    """A device: ``ember.device('cpu')``, ``ember.device('cuda')``, ``ember.device('cuda:1')``, ``device('cuda', 0)``.
+
+    Only ``cpu`` and ``cuda`` can hold tensors; the other names torch knows parse, as torch's do.
+    """
 
     __slots__ = ("type", "index")
 
@@ -26,18 +33,30 @@ class device:
         if isinstance(type_or_str, device):
             return type_or_str
         if isinstance(type_or_str, int) and not isinstance(type_or_str, bool):
+            if type_or_str < 0:
+                raise RuntimeError("Device index must not be negative")
+            if not cuda_available():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type_or_str, index = "cuda", type_or_str
         if not isinstance(type_or_str, str):
             type_or_str = str(type_or_str)  # e.g. a torch.device
-        kind, _, idx = type_or_str.partition(":")
-        if kind not in ("cpu", "cuda") or (idx and not idx.isdigit()):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type_or_str}")
-        if idx:
+        kind, colon, idx = type_or_str.partition(":")
+        if kind not in _TYPES:
+            if kind.strip() != kind or not kind.isalpha():
+                raise RuntimeError(f"Invalid device string: '{type_or_str}'")
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: "
+                               f"{type_or_str}")
+        if colon:
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
+                raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
+                raise RuntimeError("type (string) must not include an index because index was passed explicitly: "
+                                   f"{type_or_str}")
             index = int(idx)
-        if kind == "cpu" and index not in (None, 0):
-            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
+        if index is not None:
+            index = int(index)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
         key = (kind, index)
         hit = _CACHE.get(key)
         if hit is None:
@@ -47,14 +66,13 @@ class device:
         return hit
 
     def __repr__(self):
-        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
+    def __eq__(self, other):  # as torch's: a device never equals a string
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index
@@ -72,7 +90,11 @@ CPU = device("cpu")
 
 def array_module(dev):
     """NumPy for the CPU, CuPy for CUDA."""
-    return np if dev.type == "cpu" else _import_cupy()
+    if dev.type == "cpu":
+        return np
+    if dev.type != "cuda":
+        raise RuntimeError(f"ember tensors live on 'cpu' or 'cuda' devices, not '{dev.type}'")
+    return _import_cupy()
 
 
 def normalize(dev):
@@ -82,6 +104,10 @@ def normalize(dev):
     dev = device(dev)
     if dev.type == "cuda" and dev.index is None:
         dev = device("cuda", current_cuda_index())
+    elif dev.type == "cpu" and dev.index is not None:
+        dev = CPU  # one CPU: 'cpu:0' tensors live on 'cpu', as torch's
+    elif dev.type not in ("cpu", "cuda"):
+        array_module(dev)
     return dev
 
 

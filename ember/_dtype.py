@@ -29,10 +29,14 @@ class dtype:
         return self.name
 
     def to_real(self):
-        return self
+        """The real dtype of a complex dtype (the dtype itself otherwise)."""
+        return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float32: complex64, float64: complex128}.get(self, complex64)
+        """The complex dtype of a floating dtype (complex64 for the half types, as complex32 does not exist here)."""
+        if not (self.is_floating_point or self.is_complex):
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_name(self)}")
+        return complex128 if self is float64 or self is complex128 else complex64
 
 
 # kind: b bool, u unsigned, i signed int, f float, c complex. Category order drives promotion.
@@ -60,6 +64,24 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _default = [float32]
 
 
+_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                 "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+            "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def scalar_name(d):
+    """torch's ScalarType name of ``d`` as its error messages print it (``Float``, ``Long``)."""
+    return _SCALAR_NAMES[d.name]
+
+
+def c_name(d):
+    """The C++ type name of ``d`` as torch's overflow messages print it (``float``, ``int64_t``)."""
+    return _C_NAMES[d.name]
+
+
 def get_default_dtype():
     """Returns the default floating point dtype (initially ``ember.float32``)."""
     return _default[0]
@@ -70,6 +92,64 @@ def set_default_dtype(d):
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype only supports floating point dtypes, got {d}")
     _default[0] = d
+
+
+def complex_default():
+    """The dtype of Python complex numbers: complex128 when the default dtype is float64, else complex64."""
+    return complex128 if _default[0] is float64 else complex64
+
+
+class finfo:
+    """Machine limits of a floating point dtype (the real part's, for complex ones), as ``torch.finfo``."""
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):
+        d = _default[0] if type is None else to_dtype(type)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        d = d.to_real()
+        info = ml_dtypes.finfo(d.np)
+        self.bits = info.bits
+        self.eps, self.max, self.min = builtins_float(info.eps), builtins_float(info.max), builtins_float(info.min)
+        self.tiny = self.smallest_normal = builtins_float(info.smallest_normal)
+        self.resolution = 10.0 ** -_builtins.int(np.floor(-np.log10(self.eps)))  # 10 ** -decimal digits
+        self.dtype = d.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype, as ``torch.iinfo``."""
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):
+        d = to_dtype(type)
+        if d._kind not in "iu":
+            if d is bool:
+                raise TypeError("torch.bool is not supported by torch.iinfo")
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits, self.max, self.min, self.dtype = info.bits, builtins_int(info.max), builtins_int(info.min), d.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def from_numpy_dtype(np_dtype):
@@ -85,11 +165,13 @@ def from_numpy_dtype(np_dtype):
 
 
 def to_dtype(d):
-    """Accepts an ember dtype, a NumPy dtype, a Python type, or a name."""
+    """Accepts an ember dtype, a NumPy dtype, a Python type (``float`` is float64, as in torch), or a name."""
     if isinstance(d, dtype):
         return d
     if d is builtins_float:
-        return _default[0]
+        return float64
+    if d is complex:
+        return complex128
     if d is builtins_int:
         return int64
     if d is builtins_bool:
@@ -101,7 +183,6 @@ def to_dtype(d):
     if type(d).__name__ == "dtype" and str(d).startswith("torch."):  # a torch dtype, by name
         return to_dtype(str(d)[len("torch."):])
     return from_numpy_dtype(d)
-
 
 
 def promote_types(a, b):
@@ -149,9 +230,9 @@ def _combine(higher, lower):
     if higher.is_complex:
         return higher
     if lower.is_complex:
-        if higher.is_floating_point:
-            return higher.to_complex() if higher._rank >= 3 else lower
-        return lower
+        # torch keeps the float's precision: float32 with a complex128 scalar is complex64 (complex32, torch's
+        # result for float16, does not exist here: complex64 stands in)
+        return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
         return higher
     if higher is bool or lower.is_floating_point:

@@ -1,10 +1,10 @@
 """Tensor: one array of its device plus dtype, device and autograd state. Operators dispatch to ember's ops."""
+import copy
 import weakref
 
 import numpy as np
 
 from . import _dtype
-from ._device import CPU, device_of_array
 from .autograd import function as _function
 from .autograd.grad_mode import STATE
 
@@ -22,12 +22,18 @@ class Tensor:
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
 
     def __new__(cls, *args, **kwargs):
-        from ._creation import tensor
-        if cls is not Tensor and len(args) == 1 and isinstance(args[0], Tensor):  # subclass view (Parameter)
-            return args[0]._as_subclass(cls)
-        if len(args) == 1 and not isinstance(args[0], int):
-            return tensor(args[0], **kwargs)
-        from ._creation import empty
+        """The legacy constructor: ``Tensor(2, 3)`` or ``Tensor(Size)`` is uninitialised, ``Tensor(data)`` copies
+        ``data`` into the default dtype, ``Tensor(tensor)`` aliases it."""
+        from ._creation import empty, tensor
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            src = args[0]
+            return src._as_subclass(cls) if cls is not Tensor else src.detach()
+        if not args:
+            return empty(0, **kwargs)
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+            if not hasattr(args[0], "__len__"):
+                raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+            return tensor(args[0], dtype=_dtype.get_default_dtype(), **kwargs)
         return empty(*args, **kwargs)
 
     @classmethod
@@ -135,6 +141,9 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        """Sets whether autograd records operations on this (leaf) tensor; returns it."""
+        if requires_grad and self.grad_fn is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -173,37 +182,36 @@ class Tensor:
 
     # -- autograd ------------------------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Computes the gradient of this tensor w.r.t. the graph leaves, accumulating into their ``.grad``."""
+        """Computes the gradient of this tensor w.r.t. the graph leaves (or ``inputs``), accumulating it into their
+        ``.grad``. ``gradient`` is required unless this tensor has one element."""
         from .autograd.engine import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        """A new tensor sharing storage with this one, outside the graph."""
+        """A new tensor outside the graph sharing storage and version counter with this one."""
         t = Tensor._make(self._data, self.dtype, self.device)
         t._vc = self._vc
         return t
 
     def detach_(self):
-        if self._base is not None and self._base._requires_grad:
+        """Detaches this tensor from the graph in place, making it a leaf."""
+        if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._requires_grad = False
         return self
 
     def retain_grad(self):
-        """Keeps ``.grad`` for this non-leaf tensor after backward."""
+        """Keeps ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
+        fn = self.grad_fn
+        if fn is None:
             return
+        if fn._retain is None:
+            fn._retain = {}
+        fn._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
-        ref = weakref.ref(self)
-
-        def keep(g):
-            t = ref()
-            if t is not None:
-                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
-        self.grad_fn._add_pre_hook(self._output_nr, keep)
 
     @property
     def retains_grad(self):
@@ -214,11 +222,10 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            return self.grad_fn._add_pre_hook(self._output_nr, hook)
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = []
-        self._hooks.append(hook)
-        return _function._RemovableHandle(self._hooks, hook)
+        return _function.RemovableHandle(self._hooks, hook)
 
     # -- conversion ----------------------------------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -233,6 +240,9 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy's conversion protocol: ``np.asarray(t)`` shares this CPU tensor's memory."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         a = self._data if self.device.type == "cpu" else self._data.get()
         if dtype is not None and a.dtype != dtype:
             if copy is False:
@@ -242,7 +252,7 @@ class Tensor:
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if self._requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         data = self._data
         if data.dtype == _dtype.bfloat16.np:
             raise BufferError("NumPy cannot export bfloat16 through DLPack")
@@ -281,7 +291,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with " + ("no values" if self._data.size == 0 else
+                                                                 "more than one value") + " is ambiguous")
         return bool(self.item())
 
     def __float__(self):
@@ -293,7 +304,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.is_floating_point or self.dtype is _dtype.bool or self._data.size != 1:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -303,7 +314,10 @@ class Tensor:
 
     def _check_scalar(self, what):
         if self._data.size != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if what != "complex" and self.dtype.is_complex and self._data.reshape(-1)[0].imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {'double' if what == 'float' else 'int64_t'} "
+                               "without overflow")
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -329,27 +343,70 @@ class Tensor:
         t = Tensor._make.__func__(type(self), self._data.copy(), self.dtype, self.device, self._requires_grad)
         if self.grad is not None:
             t.grad = self.grad.__deepcopy__(memo)
-        t.__dict__.update({k: __import__("copy").deepcopy(v, memo) for k, v in self.__dict__.items()})
+        t.__dict__.update({k: copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
         memo[id(self)] = t
         return t
 
     def __repr__(self, *, tensor_contents=None):
         from ._print import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
         if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type name (``'torch.FloatTensor'``), or this tensor converted to ``dtype`` (a dtype or such
+        a name)."""
         if dtype is None:
-            return _LEGACY_NAMES.get(self.dtype, "torch.Tensor")
+            name = _LEGACY_NAMES[self.dtype]
+            return name if self.device.type == "cpu" else name.replace("torch.", "torch.cuda.", 1)
+        if isinstance(dtype, str):
+            for d, name in _LEGACY_NAMES.items():
+                if dtype in (name, name.replace("torch.", "torch.cuda.", 1)):
+                    return self.to(d, device="cuda" if ".cuda." in dtype else self.device)
+            raise ValueError(f"invalid type: '{dtype}'")
         return self.to(dtype)
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    # -- new_* factories: the dtype and device of this tensor unless given -------------------------------------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        """A new tensor copying ``data``, with this tensor's dtype and device unless given."""
+        import warnings
         from ._creation import tensor
+        if isinstance(data, Tensor):
+            warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+            data = data.detach()
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        """Zeros of ``size`` with this tensor's dtype and device unless given."""
+        from ._creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
+                     **kw)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        """Ones of ``size`` with this tensor's dtype and device unless given."""
+        from ._creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad, **kw)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
+        from ._creation import empty
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
+                     **kw)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False):
+        """``fill_value`` everywhere in ``size``, with this tensor's dtype and device unless given."""
+        from ._creation import full
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size).__name__}")
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
 
     def to(self, *args, **kwargs):
         """Returns this tensor with another dtype and/or device (itself when nothing changes).
@@ -418,6 +475,15 @@ class Tensor:
 class Size(tuple):
     """A tensor's shape: a tuple of ints."""
 
+    def __new__(cls, sizes=()):
+        out = []
+        for i, s in enumerate(sizes):
+            if hasattr(s, "__index__") and not isinstance(s, bool):
+                out.append(s.__index__())
+            else:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')")
+        return tuple.__new__(cls, out)
+
     def __repr__(self):
         return f"ember.Size([{', '.join(str(s) for s in self)}])"
 
@@ -432,7 +498,39 @@ class Size(tuple):
         return Size(r) if isinstance(item, slice) else r
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + other)
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(other + tuple(self))
+
+
+def is_tensor(obj):
+    """Whether ``obj`` is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating point one."""
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    """Whether ``input``'s dtype is a complex one."""
+    return input.dtype.is_complex
+
+
+def is_nonzero(input):
+    """The truth value of a one-element tensor (raises for any other)."""
+    return bool(input)
+
+
+def numel(input):
+    """The number of elements of ``input``."""
+    return input.numel()
 
 
 def wrap_dim(dim, ndim):
@@ -456,7 +554,8 @@ _LEGACY_NAMES = {
     _dtype.float32: "torch.FloatTensor", _dtype.float64: "torch.DoubleTensor", _dtype.float16: "torch.HalfTensor",
     _dtype.bfloat16: "torch.BFloat16Tensor", _dtype.int64: "torch.LongTensor", _dtype.int32: "torch.IntTensor",
     _dtype.int16: "torch.ShortTensor", _dtype.int8: "torch.CharTensor", _dtype.uint8: "torch.ByteTensor",
-    _dtype.bool: "torch.BoolTensor",
+    _dtype.bool: "torch.BoolTensor", _dtype.complex64: "torch.ComplexFloatTensor",
+    _dtype.complex128: "torch.ComplexDoubleTensor",
 }
 
 
@@ -492,11 +591,17 @@ def write_inplace(self, fn, *args, **kwargs):
     out = fn(src, *args, **kwargs)
     _copy_into(self, out, fn.__name__ + "_")
     if recording and out._requires_grad:
+        # A node that saved its output now holds this tensor's memory and version: a later in-place write to it
+        # makes backward raise, as in torch.
+        _function.rebind_saved_output(out, self)
         if self._base is not None:
             from ._ops.view import rebase_view
             rebase_view(self, out)
         else:
             self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, out._output_nr, True
+        if self._retains_grad:  # retain_grad follows the tensor to its new place in the graph
+            self._retains_grad = False
+            self.retain_grad()
     return self
 
 
@@ -520,12 +625,12 @@ def write_out(result, out):
 
 def _copy_into(self, out, opname):
     if out.dtype is not self.dtype and not _dtype.can_cast(out.dtype, self.dtype):
-        raise RuntimeError(f"result type {out.dtype.name.capitalize()} can't be cast to the desired output type "
-                           f"{self.dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {_dtype.scalar_name(out.dtype)} can't be cast to the desired output type "
+                           f"{_dtype.scalar_name(self.dtype)}")
     if out.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    if not self._data.flags.writeable:
+    if not getattr(self._data.flags, "writeable", True):  # CuPy arrays have no such flag
         raise RuntimeError(f"{opname}: unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before performing the "
                            "operation.")

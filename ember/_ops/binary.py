@@ -1,8 +1,18 @@
-"""Elementwise ops of two inputs (broadcasting, torch's type promotion)."""
+"""Elementwise arithmetic of two inputs (broadcasting, torch's type promotion)."""
 
-__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide"]
-from .._tensor import Tensor, inplace, register
+__all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+           "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "hypot", "xlogy", "copysign", "maximum",
+           "minimum", "fmax", "fmin", "logaddexp", "logaddexp2", "heaviside", "ldexp", "nextafter"]
+import math
+
+from .. import _dtype
+from .._creation import zeros_like
+from .._tensor import Tensor, inplace, register, write_inplace, write_out
 from ..autograd.function import Function
+
+_BOOL = _dtype.bool
+_HALF = (_dtype.float16, _dtype.bfloat16)
+_INTEGRAL = "biu"  # NumPy kinds of bool and integer arrays
 
 
 class Binary(Function):
@@ -10,6 +20,101 @@ class Binary(Function):
     half_in_float32 = True
 
 
+def shape_error(err, *inputs):
+    """torch's error for inputs whose shapes do not broadcast (from NumPy's ValueError; ``err`` itself otherwise)."""
+    shape = None
+    for x in inputs:
+        s = getattr(x, "shape", None)
+        if s is None:
+            continue
+        if shape is None:
+            shape = tuple(s)
+            continue
+        n = max(len(shape), len(s))
+        a, b = (1,) * (n - len(shape)) + shape, (1,) * (n - len(s)) + tuple(s)
+        for i in reversed(range(n)):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                                    f"non-singleton dimension {i}")
+        shape = tuple(max(p, q) if p != 0 and q != 0 else 0 for p, q in zip(a, b))
+    return err
+
+
+def recover(err, fn, *inputs, **params):
+    """The error path of the public elementwise ops: NumPy's broadcast ValueError becomes torch's RuntimeError, and a
+    Python int that overflows the op's integer dtype wraps around (torch casts it where NumPy refuses)."""
+    if isinstance(err, OverflowError):
+        from .._creation import cast_scalar
+        dt = _dtype.result_type(*inputs)
+        return fn.apply(*(cast_scalar(x, dt) if x.__class__ is int else x for x in inputs), **params)
+    raise shape_error(err, *inputs) from None
+
+
+def public(cls, name, doc, half_scalars=False):
+    """The public function ``name(input, other, *, out=None)`` of the two-input op ``cls``."""
+    def op(input, other, *, out=None):
+        if half_scalars and (input.__class__ is float or other.__class__ is float):
+            input, other = half_scalar(input, other)
+        try:
+            r = cls.apply(input, other)
+        except (ValueError, OverflowError) as e:
+            r = recover(e, cls, input, other)
+        return r if out is None else write_out(r, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+def half_scalar(a, b):
+    """torch rounds a Python float to a float16/bfloat16 tensor's dtype before adding, subtracting, raising to or
+    taking the remainder with it (its mul and div keep the float in float32); called when ``a`` or ``b`` is a float."""
+    if b.__class__ is float and getattr(a, "dtype", None) in _HALF:
+        return a, float(a.dtype.np.type(b))
+    if a.__class__ is float and getattr(b, "dtype", None) in _HALF:
+        return float(b.dtype.np.type(a)), b
+    return a, b
+
+
+def _floats(a, b):
+    """Integer and bool operands of a float-valued op compute in the default float dtype, as in torch."""
+    d = _dtype._default[0].np
+    if getattr(a, "dtype", d).kind in _INTEGRAL:
+        a = a.astype(d)
+    if getattr(b, "dtype", d).kind in _INTEGRAL:
+        b = b.astype(d)
+    return a, b
+
+
+def _zero_divisor(b, y):
+    """torch raises on integer division by zero (that it computes) where NumPy returns 0 with a warning."""
+    if y.size and ((b == 0).any() if hasattr(b, "any") else b == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _is_integral(a, b):
+    return getattr(a, "dtype", None) is not None and a.dtype.kind in _INTEGRAL or \
+        getattr(b, "dtype", None) is not None and b.dtype.kind in _INTEGRAL
+
+
+def _where(cond, a, b):
+    """``a`` where ``cond`` else ``b`` (internal: ``a`` or ``b`` may be a Python number; gradients flow to both)."""
+    return Where.apply(cond, a, b)
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.save_for_backward(cond)
+        return ctx.xp.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (cond,) = ctx.saved_tensors
+        return (None, _where(cond, grad, 0.0) if ctx.needs_input_grad[1] else None,
+                _where(cond, 0.0, grad) if ctx.needs_input_grad[2] else None)
+
+
+# -- add, sub, mul, div ---------------------------------------------------------------------------------------------
 class Add(Binary):
     @staticmethod
     def forward(ctx, a, b):
@@ -27,7 +132,7 @@ class Sub(Binary):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, -grad
+        return grad, -grad if ctx.needs_input_grad[1] else None
 
 
 class Mul(Binary):
@@ -46,77 +151,488 @@ class Mul(Binary):
 class Div(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        xp = ctx.xp
-        if getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" and (
-                not hasattr(b, "dtype") or b.dtype.kind in "biu"):
-            a = a.astype(_default_float().np)  # true division of integers gives the default float dtype
-        ctx.save_for_backward(a, b)
-        return xp.true_divide(a, b)
+        if _is_integral(a, b):
+            a, b = _floats(a, b)
+        y = ctx.xp.true_divide(a, b)
+        ctx.save_for_backward(b, y)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        ga = grad / b if ctx.needs_input_grad[0] else None
-        gb = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        b, y = ctx.saved_tensors
+        return (grad / b if ctx.needs_input_grad[0] else None,
+                -grad * (y / b) if ctx.needs_input_grad[1] else None)
 
 
-def _default_float():
-    from .._dtype import get_default_dtype
-    return get_default_dtype()
+class DivFloor(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        y = ctx.xp.floor_divide(a, b)
+        if _is_integral(a, b):
+            _zero_divisor(b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_like(grad), zeros_like(grad)
 
 
-def _alpha(other, alpha):
-    return other if alpha == 1 else other * alpha
+class FloorDivide(DivFloor):
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+
+
+class DivTrunc(DivFloor):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        if not _is_integral(a, b):
+            return xp.trunc(xp.true_divide(a, b))
+        q = xp.floor_divide(a, b)
+        _zero_divisor(b, q)
+        # floor and truncation differ by one where the quotient is negative and inexact
+        return q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+
+
+def _alpha(input, other, alpha):
+    if isinstance(alpha, float) and not _dtype.result_type(input, other).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return other * alpha
 
 
 def add(input, other, *, alpha=1, out=None):
-    """``input + alpha * other``, broadcasting and promoting types as torch."""
-    return Add.apply(input, _alpha(other, alpha))
+    """``input + alpha * other``, broadcasting and promoting types as torch.
+
+    Example::
+
+        >>> ember.add(ember.tensor([1, 2]), 0.5)
+        tensor([1.5000, 2.5000])
+    """
+    if alpha != 1:
+        other = _alpha(input, other, alpha)
+    elif other.__class__ is float:
+        input, other = half_scalar(input, other)
+    try:
+        r = Add.apply(input, other)
+    except (ValueError, OverflowError) as e:
+        r = recover(e, Add, input, other)
+    return r if out is None else write_out(r, out)
+
+
+def _check_bool_sub(input, other):
+    a = input.__class__ is bool or getattr(input, "dtype", None) is _BOOL
+    b = other.__class__ is bool or getattr(other, "dtype", None) is _BOOL
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    return Sub.apply(input, _alpha(other, alpha))
+    if getattr(input, "dtype", None) is _BOOL or getattr(other, "dtype", None) is _BOOL or \
+            input.__class__ is bool or other.__class__ is bool:
+        _check_bool_sub(input, other)
+    if alpha != 1:
+        other = _alpha(input, other, alpha)
+    elif input.__class__ is float or other.__class__ is float:
+        input, other = half_scalar(input, other)
+    try:
+        r = Sub.apply(input, other)
+    except (ValueError, OverflowError) as e:
+        r = recover(e, Sub, input, other)
+    return r if out is None else write_out(r, out)
 
 
 subtract = sub
 
 
-def mul(input, other, *, out=None):
-    """Elementwise product."""
-    return Mul.apply(input, other)
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
 
 
-multiply = mul
+mul = multiply = public(Mul, "mul", "Elementwise product ``input * other``.")
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    """Elementwise ``input / other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
+    """Elementwise ``input / other``: true division (integers give floats) when ``rounding_mode`` is None,
+    else rounded toward zero ('trunc') or down ('floor'), keeping integer dtypes.
+
+    Example::
+
+        >>> ember.div(ember.tensor([-7, 7]), 2, rounding_mode='trunc')
+        tensor([-3,  3])
+    """
     if rounding_mode is None:
-        return Div.apply(input, other)
-    if rounding_mode == "floor":
-        from .elementwise_extra import floor_divide
-        return floor_divide(input, other)
-    if rounding_mode == "trunc":
-        from .elementwise_extra import trunc_divide
-        return trunc_divide(input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+        fn = Div
+    elif rounding_mode == "floor":
+        fn = DivFloor
+    elif rounding_mode == "trunc":
+        fn = DivTrunc
+    else:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    try:
+        r = fn.apply(input, other)
+    except (ValueError, OverflowError) as e:
+        r = recover(e, fn, input, other)
+    return r if out is None else write_out(r, out)
 
 
-divide = true_divide = div
+divide = div
 
 
-def _rsub(self, other):
-    return Sub.apply(other, self)
+def true_divide(dividend, divisor, *, out=None):
+    """``dividend / divisor`` (true division); the same as ``div`` without a rounding mode."""
+    return div(dividend, divisor, out=out)
 
 
+floor_divide = public(FloorDivide, "floor_divide",
+                      "``input / other`` rounded down (Python's ``//``); not differentiable.")
+
+
+# -- remainder, fmod ------------------------------------------------------------------------------------------------
+class Remainder(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        y = ctx.xp.remainder(a, b)
+        if _is_integral(a, b):
+            _zero_divisor(b, y)
+        ctx.save_for_backward(a, b)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad, -grad * div(a, b, rounding_mode="floor") if ctx.needs_input_grad[1] else None
+
+
+class Fmod(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        y = ctx.xp.fmod(a, b)
+        if _is_integral(a, b):
+            _zero_divisor(b, y)
+        ctx.save_for_backward(a, b)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad, -grad * div(a, b, rounding_mode="trunc") if ctx.needs_input_grad[1] else None
+
+
+remainder = public(Remainder, "remainder",
+                   "Python's modulus: the remainder of floor division, with the sign of ``other``.", True)
+fmod = public(Fmod, "fmod", "C's ``fmod``: the remainder of truncated division, with the sign of ``input``.", True)
+
+
+# -- pow ------------------------------------------------------------------------------------------------------------
+def _int_pow(xp, a, b):
+    """Integer powers; negative exponents of a tensor give 1, -1 or 0 (NumPy refuses them)."""
+    if (a if hasattr(a, "dtype") else b).dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if not hasattr(b, "dtype"):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return xp.power(a, b)
+    neg = b < 0
+    if not neg.any():
+        return xp.power(a, b)
+    y = xp.power(a, xp.where(neg, 0, b))
+    odd = (b % 2) != 0
+    small = xp.where((a == 1) | ((a == -1) & ~odd), 1, xp.where((a == -1) & odd, -1, 0))
+    return xp.where(neg, small, y).astype(y.dtype)
+
+
+class Pow(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        y = _int_pow(xp, a, b) if _is_integral(a, b) else xp.power(a, b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, y = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            if not isinstance(b, Tensor):
+                if b == 0:
+                    ga = zeros_like(grad)
+                else:
+                    ga = grad * (a * 2 if b == 2 else b * a.pow(b - 1))
+            else:
+                ga = _where(b == 0, 0.0, grad * (b * a.pow(b - 1)))
+        if ctx.needs_input_grad[1]:
+            if isinstance(a, Tensor):
+                gb = grad * _where((a == 0) & (b >= 0), 0.0, y * a.log())
+            else:  # a Python number base
+                log_a = math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
+                gb = grad * (_where(b >= 0, 0.0, y * log_a) if a == 0 else y * log_a)
+        return ga, gb
+
+
+def pow(input, exponent, *, out=None):
+    """``input ** exponent`` elementwise; either may be a Python number.
+
+    Example::
+
+        >>> ember.pow(ember.tensor([1., 2., 3.]), 2)
+        tensor([1., 4., 9.])
+    """
+    if input.__class__ is float or exponent.__class__ is float:
+        input, exponent = half_scalar(input, exponent)
+    try:
+        r = Pow.apply(input, exponent)
+    except (ValueError, OverflowError) as e:
+        r = recover(e, Pow, input, exponent)
+    return r if out is None else write_out(r, out)
+
+
+def float_power(input, exponent, *, out=None):
+    """``input ** exponent`` computed in double precision (complex128 for complex inputs)."""
+    dt = _dtype.complex128 if any(getattr(x, "dtype", None) is not None and x.dtype.is_complex or
+                                  isinstance(x, complex) for x in (input, exponent)) else _dtype.float64
+    if isinstance(input, Tensor):
+        input = input.to(dt)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dt)
+    elif not isinstance(input, Tensor):
+        raise TypeError("float_power(): expected at least one Tensor argument")
+    return pow(input, exponent, out=out)
+
+
+def _float_power_(self, exponent):
+    dt = _dtype.complex128 if self.dtype.is_complex else _dtype.float64
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_name(self.dtype)} but the "
+                           f"operation's result requires dtype {_dtype.scalar_name(dt)}")
+    return write_inplace(self, float_power, exponent)
+
+
+# -- atan2, hypot, xlogy, copysign ----------------------------------------------------------------------------------
+class Atan2(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _floats(a, b)
+        ctx.save_for_backward(a, b)
+        return ctx.xp.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        denom = a * a + b * b
+        recip = _where(denom == 0, 0.0, denom.reciprocal())  # zero gradient at the origin, as torch
+        return (grad * b * recip if ctx.needs_input_grad[0] else None,
+                grad * -a * recip if ctx.needs_input_grad[1] else None)
+
+
+atan2 = arctan2 = public(Atan2, "atan2",
+                         "The angle of the point ``(other, input)``: ``atan(input / other)`` in its quadrant.")
+
+
+class Hypot(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        y = ctx.xp.hypot(a, b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, y = ctx.saved_tensors
+        return (grad * a / y if ctx.needs_input_grad[0] else None,
+                grad * b / y if ctx.needs_input_grad[1] else None)
+
+
+hypot = public(Hypot, "hypot", "``sqrt(input ** 2 + other ** 2)`` without intermediate overflow.")
+
+
+class Xlogy(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a, b = _floats(a, b)
+        if not hasattr(b, "dtype"):  # a NumPy log of a Python number would be a float64 scalar
+            b = xp.asarray(b, dtype=a.dtype)
+        ctx.save_for_backward(a, b)
+        # 0 * log(0) is 0, but a NaN ``other`` still gives NaN
+        return xp.where((a == 0) & ~xp.isnan(b), 0, xp.multiply(a, xp.log(b)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        # d/da is log(b), taken as 0 where a = 0 and log(b) is undefined (b <= 0), as torch
+        return (grad * _where((a == 0) & (b <= 0), 0.0, b.log()) if ctx.needs_input_grad[0] else None,
+                grad * a / b if ctx.needs_input_grad[1] else None)
+
+
+xlogy = public(Xlogy, "xlogy",
+               "``input * log(other)``, defined as 0 where ``input`` is 0 (unless ``other`` is NaN).")
+
+
+class Copysign(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _floats(a, b)
+        y = ctx.xp.copysign(a, b)
+        ctx.save_for_backward(a, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, y = ctx.saved_tensors
+        return (_where(a == 0, 0.0, grad * (y / a)) if ctx.needs_input_grad[0] else None,
+                zeros_like(grad) if ctx.needs_input_grad[1] else None)
+
+
+copysign = public(Copysign, "copysign", "The magnitude of ``input`` with the sign of ``other`` (as floats).")
+
+
+# -- maximum, minimum, fmax, fmin -----------------------------------------------------------------------------------
+class Maximum(Binary):
+    half_in_float32 = False  # exact in any dtype
+    ufunc, is_max = "maximum", True
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return getattr(ctx.xp, cls.ufunc)(a, b)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        lose_a, lose_b = (a < b, a > b) if cls.is_max else (a > b, a < b)
+        shared = _where(a == b, grad / 2, grad)  # ties split the gradient
+        return (_where(lose_a, 0.0, shared) if ctx.needs_input_grad[0] else None,
+                _where(lose_b, 0.0, shared) if ctx.needs_input_grad[1] else None)
+
+
+class Minimum(Maximum):
+    ufunc, is_max = "minimum", False
+
+
+class Fmax(Maximum):
+    ufunc = "fmax"
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        # ties and a NaN ``other`` give the whole gradient to ``input``
+        keep_a = ((a >= b) if cls.is_max else (a <= b)) | (b.isnan() if isinstance(b, Tensor) else math.isnan(b))
+        return (_where(keep_a, grad, 0.0) if ctx.needs_input_grad[0] else None,
+                _where(keep_a, 0.0, grad) if ctx.needs_input_grad[1] else None)
+
+
+class Fmin(Fmax):
+    ufunc, is_max = "fmin", False
+
+
+maximum = public(Maximum, "maximum", "The elementwise maximum; NaN if either input is NaN.")
+minimum = public(Minimum, "minimum", "The elementwise minimum; NaN if either input is NaN.")
+fmax = public(Fmax, "fmax", "The elementwise maximum, ignoring NaN (NaN only where both are NaN).")
+fmin = public(Fmin, "fmin", "The elementwise minimum, ignoring NaN (NaN only where both are NaN).")
+
+
+# -- logaddexp, heaviside, ldexp, nextafter -------------------------------------------------------------------------
+class Logaddexp(Binary):
+    ufunc, base = "logaddexp", math.e
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        a, b = _floats(a, b)
+        ctx.save_for_backward(a, b)
+        return getattr(ctx.xp, cls.ufunc)(a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad / (1 + cls.base ** (b - a)) if ctx.needs_input_grad[0] else None,
+                grad / (1 + cls.base ** (a - b)) if ctx.needs_input_grad[1] else None)
+
+
+class Logaddexp2(Logaddexp):
+    ufunc, base = "logaddexp2", 2.0
+
+
+logaddexp = public(Logaddexp, "logaddexp", "``log(exp(input) + exp(other))`` without overflow.")
+logaddexp2 = public(Logaddexp2, "logaddexp2", "``log2(2 ** input + 2 ** other)`` without overflow.")
+
+
+class Heaviside(Binary):
+    half_in_float32 = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.where(a == 0, b, a > 0).astype(a.dtype)  # NaN input gives 0, as torch
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+heaviside = public(Heaviside, "heaviside", "The step function: 0 below 0, 1 above, ``values`` at 0.")
+
+
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other`` (as floats)."""
+    dt = _dtype.result_type(input, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = _dtype.get_default_dtype()
+    return mul(input.to(dt), pow(2.0, other.to(dt) if isinstance(other, Tensor) else other), out=out)
+
+
+class Nextafter(Binary):
+    half_in_float32 = False  # the next representable value of the tensor's own dtype
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.nextafter(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _where(a == b, 0.0, grad), zeros_like(grad) if ctx.needs_input_grad[1] else None  # as torch
+
+
+nextafter = public(Nextafter, "nextafter", "The next floating point value after ``input`` towards ``other``.")
+
+
+# -- Tensor methods -------------------------------------------------------------------------------------------------
 def _rdiv(self, other):
-    return Div.apply(other, self)
+    return div(other, self)
 
 
-register(add, sub, mul, div, subtract, multiply, divide, true_divide,
-         __add__=add, __radd__=add, __sub__=sub, __rsub__=_rsub, __mul__=mul, __rmul__=mul,
-         __truediv__=div, __rtruediv__=_rdiv,
-         add_=inplace(add), sub_=inplace(sub), mul_=inplace(mul), div_=inplace(div),
-         __iadd__=inplace(add), __isub__=inplace(sub), __imul__=inplace(mul), __itruediv__=inplace(div))
+def _rfloordiv(self, other):
+    return floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return remainder(other, self)
+
+
+def _rpow(self, other):
+    return pow(other, self)
+
+
+register(add, sub, mul, div, true_divide, floor_divide, remainder, fmod, pow, float_power, atan2, hypot, xlogy,
+         copysign, maximum, minimum, fmax, fmin, logaddexp, logaddexp2, heaviside, ldexp, nextafter,
+         subtract=sub, multiply=mul, divide=div, arctan2=atan2,
+         __add__=add, __radd__=add, __sub__=sub, __rsub__=rsub, __mul__=mul, __rmul__=mul,
+         __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide, __rfloordiv__=_rfloordiv,
+         __mod__=remainder, __rmod__=_rmod, __pow__=pow, __rpow__=_rpow,
+         add_=inplace(add), sub_=inplace(sub), subtract_=inplace(sub), mul_=inplace(mul), multiply_=inplace(mul),
+         div_=inplace(div), divide_=inplace(div), true_divide_=inplace(div), floor_divide_=inplace(floor_divide),
+         remainder_=inplace(remainder), fmod_=inplace(fmod), pow_=inplace(pow), float_power_=_float_power_,
+         atan2_=inplace(atan2), arctan2_=inplace(atan2), hypot_=inplace(hypot), xlogy_=inplace(xlogy),
+         copysign_=inplace(copysign), heaviside_=inplace(heaviside), ldexp_=inplace(ldexp),
+         nextafter_=inplace(nextafter),
+         __iadd__=inplace(add), __isub__=inplace(sub), __imul__=inplace(mul), __itruediv__=inplace(div),
+         __ifloordiv__=inplace(floor_divide), __imod__=inplace(remainder), __ipow__=inplace(pow))

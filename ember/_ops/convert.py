@@ -17,12 +17,24 @@ class To(Function):
                 with array_module(device).cuda.Device(device.index):
                     x = array_module(device).asarray(x)
             ctx._device = device  # outputs (and gradients flowing back into them) live on the new device
-        return x.astype(dtype.np) if x.dtype != dtype.np else x.copy() if copy else x
+        if x.dtype == dtype.np:
+            return x.copy() if copy else x
+        return _cast(ctx.xp if device is ctx.src[0] else array_module(device), x, dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
         dev, np_dtype = ctx.src
         return to_device_dtype(grad, _dtype.from_numpy_dtype(np_dtype), dev, False)
+
+
+def _cast(xp, x, np_dtype):
+    """``x.astype(np_dtype)`` with torch's results where C leaves them undefined (NaN/inf/out-of-range floats to
+    small integers go through int32, as torch's CPU kernels do) and without NumPy's warnings."""
+    if x.dtype.kind not in "iub" and np_dtype.kind in "iu" and np_dtype.itemsize < 4:
+        with xp.errstate(invalid="ignore", over="ignore"):
+            x = x.astype(xp.int32)
+    with xp.errstate(invalid="ignore", over="ignore"):
+        return x.astype(np_dtype)
 
 
 def to_device_dtype(x, dtype, device, copy):

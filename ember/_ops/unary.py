@@ -1,17 +1,53 @@
-"""Elementwise ops of one input."""
+"""Elementwise ops of one input: signs, rounding, exponentials and logarithms, powers, trigonometric functions."""
 
-__all__ = ["neg", "negative", "exp", "conj"]
-from .._tensor import inplace, register
+__all__ = ["neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "conj", "floor", "ceil", "round", "trunc",
+           "fix", "frac", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square",
+           "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc"]
+import math
+
+from .. import _dtype
+from .._creation import zeros_like
+from .._tensor import inplace, register, write_out
 from ..autograd.function import Function
+
+_INTEGRAL = "biu"
 
 
 class Unary(Function):
     half_in_float32 = True
 
 
+def _float(x):
+    """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
+    return x.astype(_dtype._default[0].np) if x.dtype.kind in _INTEGRAL else x
+
+
+def _public(cls, name, doc):
+    """The public function ``name(input, *, out=None)`` of the one-input op ``cls``."""
+    def op(input, *, out=None):
+        r = cls.apply(input)
+        return r if out is None else write_out(r, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+class ZeroGrad(Unary):
+    """Piecewise-constant ops: the gradient is zero wherever it is defined (torch's convention everywhere)."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_like(grad)
+
+
+# -- signs ----------------------------------------------------------------------------------------------------------
 class Neg(Unary):
     @staticmethod
     def forward(ctx, x):
+        if x.dtype.kind == "b":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
         return ctx.xp.negative(x)
 
     @staticmethod
@@ -19,18 +55,138 @@ class Neg(Unary):
         return -grad
 
 
-def neg(input, *, out=None):
-    """``-input``."""
-    return Neg.apply(input)
+neg = negative = _public(Neg, "neg", "``-input``.")
 
 
-negative = neg
+def positive(input):
+    """``input`` itself (``+input``)."""
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
+class Abs(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.abs(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.sgn()  # abs'(0) = 0
+
+
+abs = absolute = _public(Abs, "abs", "Elementwise absolute value.")
+
+
+def _sign(xp, x):
+    if x.dtype.kind == "b":
+        return x.copy()
+    return xp.subtract(x > 0, x < 0, dtype=x.dtype)  # sign(NaN) is 0, as in torch
+
+
+class Sign(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x):
+        return _sign(ctx.xp, x)
+
+
+sign = _public(Sign, "sign", "-1, 0 or 1 by the sign of each element (0 for NaN).")
+
+
+class Sgn(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype.kind != "c":
+            return _sign(ctx.xp, x)
+        r = ctx.xp.abs(x)
+        return ctx.xp.where(r == 0, 0, x / ctx.xp.where(r == 0, 1, r))
+
+
+sgn = _public(Sgn, "sgn", "``input / abs(input)`` (0 at 0); the sign for real inputs.")
+
+
+class Conj(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.conj(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.conj()
+
+
+def conj(input):
+    """The complex conjugate (the tensor itself for real dtypes)."""
+    return input if not input.dtype.is_complex else Conj.apply(input)
+
+
+# -- rounding -------------------------------------------------------------------------------------------------------
+class Floor(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.floor(x)
+
+
+class Ceil(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.ceil(x)
+
+
+class Trunc(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.trunc(x)
+
+
+class Round(ZeroGrad):
+    @staticmethod
+    def forward(ctx, x, decimals):
+        if x.dtype.kind in _INTEGRAL:
+            if decimals:
+                raise NotImplementedError(f'"round_cpu" not implemented for '
+                                          f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(x.dtype))}'")
+            return x.copy()
+        return ctx.xp.rint(x) if decimals == 0 else ctx.xp.round(x, decimals)  # halves round to even
+
+
+floor = _public(Floor, "floor", "The largest integer not greater than each element.")
+ceil = _public(Ceil, "ceil", "The smallest integer not less than each element.")
+trunc = fix = _public(Trunc, "trunc", "Each element rounded toward zero.")
+
+
+def round(input, *, decimals=0, out=None):
+    """Each element rounded to ``decimals`` decimal places, halves to even.
+
+    Example::
+
+        >>> ember.round(ember.tensor([0.5, 1.5, 2.25]), decimals=1)
+        tensor([0.5000, 1.5000, 2.2000])
+    """
+    r = Round.apply(input, decimals=decimals)
+    return r if out is None else write_out(r, out)
+
+
+class Frac(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        return x - ctx.xp.trunc(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+frac = _public(Frac, "frac", "The fractional part ``input - trunc(input)``.")
+
+
+# -- exponentials and logarithms ------------------------------------------------------------------------------------
 class Exp(Unary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.exp(x)
+        y = ctx.xp.exp(_float(x))
         ctx.save_for_backward(y)
         return y
 
@@ -40,24 +196,279 @@ class Exp(Unary):
         return grad * y
 
 
-def exp(input, *, out=None):
-    """Elementwise ``e ** input``."""
-    return Exp.apply(input)
-
-
-class Conj(Unary):
+class Exp2(Unary):
     @staticmethod
     def forward(ctx, x):
-        return x
+        y = ctx.xp.exp2(_float(x))
+        ctx.save_for_backward(y)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        (y,) = ctx.saved_tensors
+        return grad * y * math.log(2.0)
 
 
-def conj(input):
-    """The complex conjugate (the tensor itself for real dtypes)."""
-    return input if not input.dtype.is_complex else Conj.apply(input)
+class Expm1(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ctx.xp.expm1(_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y + 1)
 
 
-register(neg, negative, exp, conj, __neg__=neg, neg_=inplace(neg), exp_=inplace(exp))
+exp = _public(Exp, "exp", "Elementwise ``e ** input``.")
+exp2 = _public(Exp2, "exp2", "Elementwise ``2 ** input``.")
+expm1 = _public(Expm1, "expm1", "``exp(input) - 1``, accurate for small inputs.")
+
+
+class Log(Unary):
+    scale = None  # backward divides by ``x * scale`` (log2, log10)
+    ufunc = "log"
+
+    @classmethod
+    def forward(cls, ctx, x):
+        x = _float(x)
+        ctx.save_for_backward(x)
+        return getattr(ctx.xp, cls.ufunc)(x)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / x if cls.scale is None else grad / (x * cls.scale)
+
+
+class Log2(Log):
+    scale, ufunc = math.log(2.0), "log2"
+
+
+class Log10(Log):
+    scale, ufunc = math.log(10.0), "log10"
+
+
+class Log1p(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        x = _float(x)
+        ctx.save_for_backward(x)
+        return ctx.xp.log1p(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)
+
+
+log = _public(Log, "log", "The natural logarithm.")
+log2 = _public(Log2, "log2", "The base-2 logarithm.")
+log10 = _public(Log10, "log10", "The base-10 logarithm.")
+log1p = _public(Log1p, "log1p", "``log(1 + input)``, accurate for small inputs.")
+
+
+# -- powers ---------------------------------------------------------------------------------------------------------
+class Sqrt(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ctx.xp.sqrt(_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad / (2 * y)  # inf at 0
+
+
+class Rsqrt(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        x = _float(x)
+        y = xp.reciprocal(xp.sqrt(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return -0.5 * grad * y.pow(3)
+
+
+class Reciprocal(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ctx.xp.reciprocal(_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return -grad * (y * y)
+
+
+sqrt = _public(Sqrt, "sqrt", "The square root.")
+rsqrt = _public(Rsqrt, "rsqrt", "The reciprocal of the square root.")
+reciprocal = _public(Reciprocal, "reciprocal", "``1 / input`` (as floats).")
+
+
+def square(input, *, out=None):
+    """``input ** 2`` (bool inputs give int64, as torch)."""
+    from .binary import pow
+    return pow(input, 2, out=out)
+
+
+# -- trigonometric and hyperbolic -----------------------------------------------------------------------------------
+class SavesInput(Unary):
+    """A float-valued op whose gradient ``grad * derivative(x)`` needs its input."""
+    ufunc = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        x = _float(x)
+        ctx.save_for_backward(x)
+        return getattr(ctx.xp, cls.ufunc)(x)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (x,) = ctx.saved_tensors
+        return cls.derivative(grad, x)
+
+
+class Sin(SavesInput):
+    ufunc = "sin"
+    derivative = staticmethod(lambda g, x: g * x.cos())
+
+
+class Cos(SavesInput):
+    ufunc = "cos"
+    derivative = staticmethod(lambda g, x: g * -x.sin())
+
+
+class Asin(SavesInput):
+    ufunc = "arcsin"
+    derivative = staticmethod(lambda g, x: g * (-x * x + 1).rsqrt())
+
+
+class Acos(SavesInput):
+    ufunc = "arccos"
+    derivative = staticmethod(lambda g, x: g * -((-x * x + 1).rsqrt()))
+
+
+class Atan(SavesInput):
+    ufunc = "arctan"
+    derivative = staticmethod(lambda g, x: g / (x * x + 1))
+
+
+class Sinh(SavesInput):
+    ufunc = "sinh"
+    derivative = staticmethod(lambda g, x: g * x.cosh())
+
+
+class Cosh(SavesInput):
+    ufunc = "cosh"
+    derivative = staticmethod(lambda g, x: g * x.sinh())
+
+
+class Asinh(SavesInput):
+    ufunc = "arcsinh"
+    derivative = staticmethod(lambda g, x: g * (x * x + 1).rsqrt())
+
+
+class Acosh(SavesInput):
+    ufunc = "arccosh"
+    derivative = staticmethod(lambda g, x: g * (x * x - 1).rsqrt())
+
+
+class Atanh(SavesInput):
+    ufunc = "arctanh"
+    derivative = staticmethod(lambda g, x: g / (1 - x * x))
+
+
+class SavesOutput(Unary):
+    """A float-valued op whose gradient ``grad * derivative(y)`` needs only its output."""
+    ufunc = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        y = getattr(ctx.xp, cls.ufunc)(_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (y,) = ctx.saved_tensors
+        return cls.derivative(grad, y)
+
+
+class Tan(SavesOutput):
+    ufunc = "tan"
+    derivative = staticmethod(lambda g, y: g * (y * y + 1))
+
+
+class Tanh(SavesOutput):
+    ufunc = "tanh"
+    derivative = staticmethod(lambda g, y: g * (1 - y * y))
+
+
+sin = _public(Sin, "sin", "The sine (radians).")
+cos = _public(Cos, "cos", "The cosine (radians).")
+tan = _public(Tan, "tan", "The tangent (radians).")
+asin = arcsin = _public(Asin, "asin", "The inverse sine.")
+acos = arccos = _public(Acos, "acos", "The inverse cosine.")
+atan = arctan = _public(Atan, "atan", "The inverse tangent.")
+sinh = _public(Sinh, "sinh", "The hyperbolic sine.")
+cosh = _public(Cosh, "cosh", "The hyperbolic cosine.")
+tanh = _public(Tanh, "tanh", "The hyperbolic tangent.")
+asinh = arcsinh = _public(Asinh, "asinh", "The inverse hyperbolic sine.")
+acosh = arccosh = _public(Acosh, "acosh", "The inverse hyperbolic cosine.")
+atanh = arctanh = _public(Atanh, "atanh", "The inverse hyperbolic tangent.")
+
+
+def deg2rad(input, *, out=None):
+    """Degrees to radians."""
+    from .binary import mul
+    return mul(input, math.pi / 180, out=out)
+
+
+def rad2deg(input, *, out=None):
+    """Radians to degrees."""
+    from .binary import mul
+    return mul(input, 180 / math.pi, out=out)
+
+
+class Sinc(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        x = _float(x)
+        ctx.save_for_backward(x)
+        px = x * math.pi
+        return xp.where(x == 0, 1, xp.sin(px) / xp.where(x == 0, 1, px))
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .binary import _where
+        (x,) = ctx.saved_tensors
+        px, denom = x * math.pi, x * x * math.pi
+        return _where(denom == 0, 0.0, grad * (px * px.cos() - px.sin()) / denom)  # 0 where x * x underflows
+
+
+sinc = _public(Sinc, "sinc", "The normalized sinc ``sin(pi x) / (pi x)`` (1 at 0).")
+
+
+# -- Tensor methods -------------------------------------------------------------------------------------------------
+_METHODS = {"neg": neg, "negative": neg, "abs": abs, "absolute": abs, "sign": sign, "sgn": sgn, "floor": floor,
+            "ceil": ceil, "round": round, "trunc": trunc, "fix": fix, "frac": frac, "exp": exp, "exp2": exp2,
+            "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p, "sqrt": sqrt, "rsqrt": rsqrt,
+            "square": square, "reciprocal": reciprocal, "sin": sin, "cos": cos, "tan": tan, "asin": asin,
+            "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh, "tanh": tanh, "asinh": asinh, "acosh": acosh,
+            "atanh": atanh, "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
+            "arctanh": atanh, "deg2rad": deg2rad, "rad2deg": rad2deg, "sinc": sinc}
+register(positive, conj, **_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
+         __neg__=neg, __pos__=positive, __abs__=abs)

@@ -1,22 +1,40 @@
-"""Views: ops whose output shares memory with their input, and the broadcast pair expand / sum_to_size."""
+"""Views: ops whose output shares memory with their input, laid out with torch's sizes, strides and offsets.
 
-__all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as"]
+Every view op is a ``Function`` with ``is_view = True`` whose forward depends only on its keyword parameters, so an
+in-place write through a view can be replayed onto the base (``rebase_view``).
+"""
+import math
+import warnings
+
+__all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as", "transpose", "swapaxes", "swapdims",
+           "permute", "t", "adjoint", "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
+           "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]
 from .._tensor import Tensor, register, wrap_dim
 from ..autograd.function import Function
+from ..autograd.grad_mode import STATE
+from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, restride,
+                       shape_arg, view_strides, writeable_view)
+from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
 
 
-def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
-
-
+# -- expand / sum_to_size ----------------------------------------------------------------------------------------------
 class Expand(Function):
     is_view = True
 
     @staticmethod
     def forward(ctx, x, shape):
-        return ctx.xp.broadcast_to(x, shape)
+        if x.ndim == 0:
+            return restride(ctx.xp, x, shape, (0,) * len(shape))
+        st, lead = elem_strides(x), len(shape) - x.ndim
+        strides = [0] * len(shape)
+        for i in reversed(range(len(shape))):
+            d = i - lead
+            if d >= 0:
+                strides[i] = st[d] if x.shape[d] == shape[i] else 0
+            elif shape[i] == 1:  # a new dimension of size 1 gets a contiguous stride, as in torch
+                strides[i] = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 1
+        return restride(ctx.xp, x, shape, strides)
 
     @staticmethod
     def backward(ctx, grad):
@@ -25,24 +43,31 @@ class Expand(Function):
 
 def expand(input, *sizes):
     """A view of ``input`` broadcast to ``sizes`` (-1 keeps a dimension); no memory is copied."""
-    sizes = _shape_arg(sizes)
+    sizes = shape_arg(sizes)
     lead = len(sizes) - input.ndim
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
-                           f"number of dimensions in the tensor ({input.ndim})")
+        raise RuntimeError(f"expand({input.type()}{{{list(input.shape)}}}, size={list(sizes)}): the number of sizes "
+                           f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({input.ndim})")
     shape = list(sizes)
-    for i, s in enumerate(input.shape):
-        want = sizes[lead + i]
+    for i, want in enumerate(sizes):
+        if i < lead:
+            if want < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            continue
+        s = input.shape[i - lead]
         if want == -1:
-            shape[lead + i] = s
+            shape[i] = s
         elif s != 1 and s != want:
             raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
-                               f"non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(input.shape)}")
     return Expand.apply(input, shape=tuple(shape))
 
 
 def broadcast_to(input, size):
+    """``input`` broadcast to ``size`` (a view, as :func:`expand`)."""
     return expand(input, size)
 
 
@@ -66,26 +91,30 @@ class SumToSize(Function):
 
 def sum_to_size(input, *size):
     """Sums ``input`` over broadcast dimensions down to ``size``."""
-    size = _shape_arg(size)
+    size = shape_arg(size)
     if tuple(input.shape) == size:
         return input
     return SumToSize.apply(input, shape=size)
 
 
+# -- reshape / view ----------------------------------------------------------------------------------------------------
 class Reshape(Function):
     is_view = True
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return x.reshape(shape)
+        st = view_strides(x.shape, elem_strides(x), shape)
+        if st is None:
+            return x.copy().reshape(shape)
+        return restride(ctx.xp, x, shape, st)
 
     @staticmethod
     def backward(ctx, grad):
         return reshape(grad, ctx.in_shape)
 
 
-def _infer_shape(shape, numel, op):
+def _infer_shape(shape, numel):
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -107,34 +136,24 @@ def _infer_shape(shape, numel, op):
 
 def reshape(input, *shape):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
-    shape = _infer_shape(_shape_arg(shape), input.numel(), "reshape")
-    if shape == input.shape:
-        return Reshape.apply(input, shape=shape)
-    return Reshape.apply(input, shape=shape)
+    return Reshape.apply(input, shape=_infer_shape(shape_arg(shape), input.numel()))
 
 
 def view(input, *shape):
-    """A view of ``input`` with a new shape; raises if the memory layout does not allow one."""
+    """A view of ``input`` with a new shape (or reinterpreted as another dtype); raises if the memory layout does
+    not allow one."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         from .. import _dtype
         return view_dtype(input, _dtype.to_dtype(shape[0]))
-    shape = _infer_shape(_shape_arg(shape), input.numel(), "view")
-    if not _viewable(input._data, shape):
+    shape = _infer_shape(shape_arg(shape), input.numel())
+    if view_strides(input.shape, input.stride(), shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
     return Reshape.apply(input, shape=shape)
 
 
-def _viewable(a, shape):
-    try:
-        b = a.view()
-        b.shape = shape  # NumPy refuses exactly when a copy would be needed
-        return True
-    except AttributeError:
-        return False
-
-
 def view_as(input, other):
+    """``input.view(other.size())``."""
     return view(input, other.shape)
 
 
@@ -156,56 +175,478 @@ def view_dtype(input, dtype):
     return ViewDtype.apply(input, dtype=dtype)
 
 
-class ScatterIntoBase(Function):
-    """The graph side of an in-place write through a view: the base, with the view's region replaced."""
+# -- reordering dimensions ---------------------------------------------------------------------------------------------
+class Permute(Function):
+    is_view = True
 
     @staticmethod
-    def forward(ctx, base, src, chain):
-        xp = ctx.xp
-        mask = xp.zeros(base.shape, dtype=bool)
-        region = mask
-        for op, extra, params in chain:
-            region = op.forward(op.__new__(op), region, *[e._data if isinstance(e, Tensor) else e for e in extra],
-                                **params)
-        region[...] = True
-        ctx.mask, ctx.chain = mask, chain
-        return base  # already holds the new values: the write went through the view
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return writeable_view(ctx.xp, x.transpose(dims))
 
     @staticmethod
     def backward(ctx, grad):
-        from .. import where, zeros_like
-        keep = where(Tensor._make(ctx.mask, _bool(), grad.device), zeros_like(grad), grad)
-        return keep, replay_view(grad, ctx.chain)
+        inv = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inv[d] = i
+        return Permute.apply(grad, dims=tuple(inv))
 
 
-def _bool():
-    from .. import _dtype
-    return _dtype.bool
+def permute(input, *dims):
+    """A view of ``input`` with its dimensions reordered: output dimension i is input dimension ``dims[i]``."""
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    dims = dims_arg(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, input.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if not input.ndim:
+        dims = ()
+    return Permute.apply(input, dims=dims)
 
 
-def replay_view(base, chain):
-    """Applies a recorded chain of view ops to ``base``."""
-    x = base
-    for op, extra, params in chain:
-        x = op.apply(x, *extra, **params)
-    return x
+def transpose(input, dim0, dim1):
+    """A view of ``input`` with dimensions ``dim0`` and ``dim1`` swapped."""
+    n = input.ndim
+    dims = list(range(n))
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    if n:
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    return Permute.apply(input, dims=tuple(dims))
 
 
-def rebase_view(view_tensor, out):
-    """After ``view_tensor`` (a view) was overwritten by ``out`` in place, moves its base and itself onto the graph."""
-    base = view_tensor._base
-    if base.grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    new_base = ScatterIntoBase.apply(base.detach() if not base._requires_grad else _alias(base), out,
-                                     chain=view_tensor._view_chain)
-    base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
-    fresh = replay_view(base, view_tensor._view_chain)
-    view_tensor.grad_fn, view_tensor._output_nr, view_tensor._requires_grad = fresh.grad_fn, fresh._output_nr, True
+swapaxes = swapdims = transpose
 
 
-def _alias(t):
-    a = Tensor._make(t._data, t.dtype, t.device, t._requires_grad, t.grad_fn, t._output_nr)
-    return a
+def t(input):
+    """Transposes a tensor of at most 2 dimensions (0-d and 1-d tensors are returned as views of themselves)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return Permute.apply(input, dims=tuple(reversed(range(input.ndim))))
 
 
-register(expand, expand_as, broadcast_to, sum_to_size, reshape, view, view_as)
+def _dim_list(dims, n, what, op="movedim"):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    out = tuple(wrap_dim(d, n) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{op}: repeated dim in `{what}` ({list(dims)})")
+    return out
+
+
+def movedim(input, source, destination):
+    """Moves dimensions ``source`` of ``input`` to positions ``destination``; the others keep their order."""
+    n = input.ndim
+    src, dst = _dim_list(source, n, "source"), _dim_list(destination, n, "destination")
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    dims = tuple(o if o is not None else next(rest) for o in order)
+    return Permute.apply(input, dims=dims)
+
+
+moveaxis = movedim
+
+
+def _T(self):
+    if self.ndim != 2:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+                      if self.ndim == 0 else
+                      "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                      "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                      "tensor.", UserWarning, stacklevel=2)
+    return Permute.apply(self, dims=tuple(reversed(range(self.ndim))))
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _H(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""))
+    return transpose(self, 0, 1).conj()
+
+
+def _mH(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+                           "tensor.")
+    return transpose(self, -2, -1).conj()
+
+
+def adjoint(input):
+    """A view of ``input`` with its last two dimensions transposed and conjugated (``input.mH``)."""
+    return _mH(input)
+
+
+# -- adding and removing dimensions ------------------------------------------------------------------------------------
+class Squeeze(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.in_shape = x.shape
+        keep = [d for d in range(x.ndim) if d not in dims]
+        st = elem_strides(x)
+        return restride(ctx.xp, x, [x.shape[d] for d in keep], [st[d] for d in keep])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return reshape(grad, ctx.in_shape)
+
+
+def squeeze(input, dim=None):
+    """A view of ``input`` without its size-1 dimensions (only those among ``dim``, an int or tuple, if given)."""
+    n = input.ndim
+    if dim is None:
+        dims = range(n)
+    else:
+        dims = [wrap_dim(d, n) for d in ((dim,) if isinstance(dim, int) else dim)]
+    return Squeeze.apply(input, dims=tuple(d for d in dims if n and input.shape[d] == 1))
+
+
+class Unsqueeze(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        shape, st = list(x.shape), list(elem_strides(x))
+        st.insert(dim, shape[dim] * st[dim] if dim < x.ndim else 1)
+        shape.insert(dim, 1)
+        return restride(ctx.xp, x, shape, st)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Squeeze.apply(grad, dims=(ctx.dim,))
+
+
+def unsqueeze(input, dim):
+    """A view of ``input`` with a size-1 dimension inserted at ``dim``."""
+    return Unsqueeze.apply(input, dim=wrap_dim(dim, input.ndim + 1))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """``input`` with dimensions ``start_dim..end_dim`` merged into one (a view when the layout allows)."""
+    n = input.ndim
+    if n == 0:
+        return reshape(input, 1)
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input.shape
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    """A view of ``input`` with dimension ``dim`` split into ``sizes`` (one entry may be -1)."""
+    d = wrap_dim(dim, input.ndim)
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input.shape[d]
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1 or (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({n}) in the input tensor")
+    sizes = tuple(n // known if s == -1 else s for s in sizes)
+    return view(input, input.shape[:d] + sizes + input.shape[d + 1:])
+
+
+# -- sub-regions -------------------------------------------------------------------------------------------------------
+class Narrow(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim, start, length):
+        ctx.in_shape, ctx.params = x.shape, {"dim": dim, "start": start, "length": length}
+        return writeable_view(ctx.xp, along(x, dim, slice(start, start + length)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ViewScatter.apply(grad, shape=ctx.in_shape, op=Narrow, params=ctx.params)
+
+
+class Select(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_shape, ctx.params = x.shape, {"dim": dim, "index": index}
+        part = along(x, dim, slice(index, index + 1))  # keeps an array (not a scalar) and moves the start
+        st = elem_strides(part)
+        return restride(ctx.xp, part, part.shape[:dim] + part.shape[dim + 1:], st[:dim] + st[dim + 1:])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ViewScatter.apply(grad, shape=ctx.in_shape, op=Select, params=ctx.params)
+
+
+def narrow(input, dim, start, length):
+    """A view of ``input`` restricted to ``length`` entries of dimension ``dim`` from ``start``."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    size, start, length = input.shape[d], int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return Narrow.apply(input, dim=d, start=start, length=length)
+
+
+def select(input, dim, index):
+    """A view of ``input`` at position ``index`` of dimension ``dim`` (which is removed)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    size, index = input.shape[d], int(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {dim}")
+    return Select.apply(input, dim=d, index=index % size)
+
+
+class Diagonal(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        ctx.in_shape, ctx.params = x.shape, {"offset": offset, "dim1": dim1, "dim2": dim2}
+        n1, n2 = x.shape[dim1], x.shape[dim2]
+        size = max(min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2), 0)
+        st = elem_strides(x)
+        if size:  # moves the start to the first diagonal element
+            x = along(x, dim2, slice(offset, None)) if offset >= 0 else along(x, dim1, slice(-offset, None))
+        keep = [d for d in range(x.ndim) if d != dim1 and d != dim2]
+        return restride(ctx.xp, x, [x.shape[d] for d in keep] + [size], [st[d] for d in keep] + [st[dim1] + st[dim2]])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ViewScatter.apply(grad, shape=ctx.in_shape, op=Diagonal, params=ctx.params)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A view of the diagonal of ``input`` over dimensions ``dim1`` and ``dim2`` (``offset`` > 0: above the main
+    diagonal), appended as the last dimension."""
+    d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, offset=int(offset), dim1=d1, dim2=d2)
+
+
+class Unfold(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dimension, size, step):
+        ctx.in_shape, ctx.params = x.shape, {"dimension": dimension, "size": size, "step": step}
+        if x.ndim == 0:
+            return restride(ctx.xp, x, (size,), (1,))
+        shape, st = list(x.shape), list(elem_strides(x))
+        shape[dimension] = (shape[dimension] - size) // step + 1
+        shape.append(size)
+        st.append(st[dimension])
+        st[dimension] *= step
+        return restride(ctx.xp, x, shape, st)
+
+    @staticmethod
+    def backward(ctx, grad):  # windows may overlap: gradients add up
+        index = index_map(ctx.xp, ctx.in_shape, Unfold, ctx.params)
+        return ScatterAdd.apply(grad, index=index, shape=ctx.in_shape)
+
+
+def unfold(input, dimension, size, step):
+    """A view of all slices of length ``size`` of dimension ``dimension``, ``step`` apart, in a new last dimension."""
+    d = wrap_dim(dimension, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return Unfold.apply(input, dimension=d, size=int(size), step=int(step))
+
+
+def _storage_index(xp, shape, strides, offset):
+    """The element offset in memory of each element of a (shape, strides) view starting at ``offset``."""
+    idx = xp.full(tuple(shape), offset, dtype="int64")
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        idx += (xp.arange(n, dtype="int64") * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return idx
+
+
+class AsStrided(Function):
+    is_view = True
+    addresses_memory = True  # its parameters address the input's memory, not its elements
+
+    @staticmethod
+    def forward(ctx, x, size, stride, delta):
+        ctx.in_shape, ctx.in_strides = x.shape, elem_strides(x)
+        ctx.params = (size, stride, delta)
+        if delta:  # the view starts ``delta`` elements away from x's first element
+            x = ctx.xp.lib.stride_tricks.as_strided(x, (2,), (delta * x.itemsize,))[1:]
+        return restride(ctx.xp, x, size, stride)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # Gradients meet in memory: sum them per memory location, then read each input element's location
+        # (shared among the input elements that alias it).
+        xp = ctx.xp
+        size, stride, delta = ctx.params
+        idx_in = _storage_index(xp, ctx.in_shape, ctx.in_strides, 0)
+        idx_out = _storage_index(xp, size, stride, delta)
+        both = xp.concatenate([idx_in.reshape(-1), idx_out.reshape(-1)])
+        lo = int(both.min()) if both.size else 0
+        n = int(both.max()) - lo + 1 if both.size else 0
+        flat = ScatterAdd.apply(grad, index=idx_out - lo, shape=(n,))
+        g = Gather.apply(flat, index=idx_in - lo)
+        count = xp.bincount((idx_in - lo).reshape(-1), minlength=n)[idx_in - lo]
+        if count.size and int(count.max()) > 1:
+            g = g / Tensor._make(count.astype(grad.dtype.np), grad.dtype, grad.device)
+        return g
+
+
+def _extent(shape, strides):
+    """Elements of memory a (shape, strides) layout spans."""
+    if any(n == 0 for n in shape):
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, ``stride`` and ``storage_offset`` (in elements)."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    here = input.storage_offset()
+    offset = here if storage_offset is None else int(storage_offset)
+    root = input._base if input._base is not None else input
+    have = _extent(root.shape, root.stride())
+    need = offset + _extent(size, stride) if _extent(size, stride) else 0
+    if need > have:
+        it = input.dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {it} requiring a storage size of {need * it} are out of bounds for storage of "
+                           f"size {have * it}")
+    return AsStrided.apply(input, size=size, stride=stride, delta=offset - here)
+
+
+# -- copies ------------------------------------------------------------------------------------------------------------
+class memory_format:
+    """How a tensor's dimensions are laid out in memory (``ember.contiguous_format``, ``ember.channels_last``...)."""
+
+    def __init__(self, name, perm=None):
+        self.name, self.perm = name, perm
+
+    def __repr__(self):
+        return "ember." + self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last", (0, 2, 3, 1))
+channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1))
+
+
+def _format(fmt):
+    """An ember memory_format for ``fmt`` (also accepts torch's, by name)."""
+    if isinstance(fmt, memory_format) or fmt is None:
+        return fmt or preserve_format
+    return globals()[str(fmt).replace("torch.", "")]
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x, fmt):
+        if fmt.perm is not None:  # e.g. channels_last: NHWC in memory, NCHW in shape
+            inv = sorted(range(len(fmt.perm)), key=fmt.perm.__getitem__)
+            return x.transpose(fmt.perm).copy().transpose(inv)
+        return x.copy(order="K" if fmt is preserve_format else "C")
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def clone(input, *, memory_format=preserve_format):
+    """A copy of ``input`` in new memory; ``preserve_format`` keeps the layout of a dense tensor."""
+    fmt = _format(memory_format)
+    if fmt.perm is not None and input.ndim != len(fmt.perm):
+        raise RuntimeError(f"required rank {len(fmt.perm)} tensor to use {fmt.name} format")
+    return Clone.apply(input, fmt=fmt)
+
+
+def contiguous(input, memory_format=contiguous_format):
+    """``input`` itself when it is laid out in ``memory_format``, else a copy that is."""
+    fmt = _format(memory_format)
+    if input.is_contiguous() if fmt.perm is None else _dense_in(input, fmt.perm):
+        return input
+    return clone(input, memory_format=fmt)
+
+
+def _dense_in(input, perm):
+    """Whether ``input`` is laid out densely with its dimensions in memory order ``perm`` (outermost first)."""
+    if input.ndim != len(perm):
+        return False
+    expected = 1
+    for p in reversed(perm):
+        if input.shape[p] != 1 and input.stride(p) != expected:
+            return False
+        expected *= input.shape[p]
+    return True
+
+
+def _inplace_view(fn):
+    """The in-place method ``x.op_(...)`` of view op ``fn``: ``x`` takes the view's layout and graph node."""
+    def method(self, *args, **kwargs):
+        if STATE.enabled and self._requires_grad and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        out = fn(self, *args, **kwargs)
+        self._data = out._data
+        if out.grad_fn is not None:
+            self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
+        if self._base is not None:
+            self._view_chain = out._view_chain
+        self._vc[0] += 1
+        return self
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place version of :meth:`{fn.__name__}` (changes this tensor's shape and strides)."
+    return method
+
+
+def reshape_as(input, other):
+    return reshape(input, other.shape)
+
+
+register(expand, expand_as, broadcast_to, sum_to_size, reshape, reshape_as, view, view_as, permute, transpose,
+         t, adjoint, movedim, squeeze, unsqueeze, flatten, unflatten, narrow, select, diagonal, unfold, as_strided, clone,
+         contiguous,
+         swapaxes=transpose, swapdims=transpose, moveaxis=movedim,
+         T=property(_T), mT=property(_mT), H=property(_H), mH=property(_mH),
+         t_=_inplace_view(t), transpose_=_inplace_view(transpose), swapaxes_=_inplace_view(transpose),
+         swapdims_=_inplace_view(transpose), squeeze_=_inplace_view(squeeze), unsqueeze_=_inplace_view(unsqueeze),
+         as_strided_=_inplace_view(as_strided))

@@ -1,7 +1,8 @@
 """Automatic differentiation: Function, backward/grad, grad modes, gradcheck and anomaly detection."""
-from .function import Function, once_differentiable
+from . import anomaly, function, grad_mode, graph
+from .custom_function import Function
+from .function import FunctionCtx, once_differentiable
 from .engine import backward, grad
-from .grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
-from .gradcheck import gradcheck, gradgradcheck
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .anomaly import detect_anomaly, set_detect_anomaly
-

@@ -1,8 +1,9 @@
-"""The backward pass: walks the recorded graph from the outputs, freeing it as it goes."""
-from . import function as _fn
-from .grad_mode import STATE, no_grad, set_grad_enabled
+"""The backward pass: walks the recorded graph from the outputs in dependency order, freeing it as it goes."""
+import warnings
 
-ANOMALY = [False]
+from . import function as _fn
+from .function import ANOMALY
+from .grad_mode import no_grad, set_grad_enabled
 
 
 def _as_tuple(x):
@@ -12,33 +13,54 @@ def _as_tuple(x):
 
 
 def _seed_grads(outputs, grad_outputs, create_graph):
-    from .._creation import ones_like
     Tensor = _fn.Tensor
-    grads = list(_as_tuple(grad_outputs)) or [None] * len(outputs)
+    grads = list(grad_outputs) if grad_outputs else [None] * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients "
-                           f"for {len(outputs)} outputs")
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
             raise TypeError(f"backward expects Tensors, got {type(out).__name__}")
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
-            if out.numel() != 1:
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(out)
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{out.dtype}")
+            g = Tensor._make(_fn.array_module(out.device).ones_like(out._data), out.dtype, out.device)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
-        elif g.shape != out.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
-                               f"has a shape of {tuple(out.shape)}.")
-        grads[i] = g if create_graph else g.detach()
+        else:
+            if g.shape != out.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                                   f"has a shape of {out.shape}.")
+            if g.dtype is not out.dtype:
+                if g.dtype.is_complex or out.dtype.is_complex:
+                    raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the "
+                                       f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
+                                       f"and output[{i}] has a dtype of {out.dtype}.")
+                g = g.to(out.dtype)
+            if not create_graph:
+                g = g.detach()
+        grads[i] = g
     return grads
 
 
-def _reduce_to(g, meta):
-    shape, dtype = meta
-    if g.shape != shape:
+def _expandable(shape, to):
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _validate(node, i, g, shape, dtype):
+    """What torch's engine does to each gradient a node returns: sum it back over broadcast dimensions to the
+    input's shape and cast it to the input's dtype."""
+    gshape = g._data.shape
+    if gshape != shape:
+        if not _expandable(shape, gshape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(gshape)} but expected shape compatible with {list(shape)}")
         from .._ops.view import sum_to_size
         g = sum_to_size(g, shape)
     if g.dtype is not dtype:
@@ -46,204 +68,306 @@ def _reduce_to(g, meta):
     return g
 
 
-def _needed_nodes(roots, targets):
-    """Nodes from which some target (a leaf Tensor or a (node, nr) pair's node) is reachable."""
+def _run_tensor_hooks(hooks, g):
+    for hook in hooks:
+        new = hook(g)
+        if new is not None:
+            if new.shape != g.shape:
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has changed the size "
+                                   f"of value")
+            g = new
+    return g
+
+
+def _tensor_pre_hooks(node, gs):
+    """Hooks registered on the node's output Tensors, then their retain_grad, as torch orders them."""
+    gs = list(gs)
+    for nr, hook in list(node._tensor_pre_hooks or ()):
+        if gs[nr] is not None:
+            gs[nr] = _run_tensor_hooks((hook,), gs[nr])
+    for nr, ref in list((node._retain or {}).items()):
+        t = ref()
+        if t is not None and gs[nr] is not None and t.grad_fn is node:
+            t.grad = gs[nr].clone() if t.grad is None else t.grad + gs[nr]
+    return gs
+
+
+def _needed_nodes(roots, node_targets, leaf_targets):
+    """{node: whether it must run}: a node runs when a target lies below it (a leaf target on one of its edges, or
+    a node target at or below one of its next nodes). A target node itself only has its gradient captured."""
     Tensor = _fn.Tensor
-    target_nodes = {t[0] for t in targets if not isinstance(t[0], Tensor)}
-    target_leaves = {id(t[0]) for t in targets if isinstance(t[0], Tensor)}
-    needed, done = set(), set()
-    stack = [(n, False) for n in roots]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            for e in node._edges:
-                if e is not None and (id(e[0]) in target_leaves if isinstance(e[0], Tensor)
-                                      else e[0] in needed or e[0] in target_nodes):
-                    needed.add(node)
+    needed = {}
+    for root in roots:
+        if root in needed:
+            continue
+        stack = [(root, iter(root._edges))]
+        flags = [False]
+        while stack:
+            node, it = stack[-1]
+            for e in it:
+                if e is None:
+                    continue
+                n = e[0]
+                if isinstance(n, Tensor):
+                    if id(n) in leaf_targets:
+                        flags[-1] = True
+                elif n in needed:
+                    if needed[n] or n in node_targets:
+                        flags[-1] = True
+                else:
+                    stack.append((n, iter(n._edges)))
+                    flags.append(False)
                     break
-            continue
-        if node in done:
-            continue
-        done.add(node)
-        stack.append((node, True))
-        for e in node._edges:
-            if e is not None and not isinstance(e[0], Tensor) and e[0] not in done:
-                stack.append((e[0], False))
+            else:
+                stack.pop()
+                f = flags.pop()
+                needed[node] = f
+                if flags and (f or node in node_targets):
+                    flags[-1] = True
     return needed
 
 
 def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None, accumulate=True):
-    """Backpropagates ``grad_outputs`` from ``outputs``. With ``targets`` (a list of edges), returns the gradient
-    reaching each target; with ``accumulate``, adds leaf gradients into ``.grad``."""
+    """Backpropagates ``grad_outputs`` from ``outputs``.
+
+    ``targets``: None (every leaf) or Tensors whose gradients are wanted; only the part of the graph leading to them
+    runs. With ``accumulate``, gradients are added into the ``.grad`` of the leaves (or of the targets). Returns
+    ``{id(target): gradient}``.
+    """
     Tensor = _fn.Tensor
     outputs = _as_tuple(outputs)
+    grads = _seed_grads(outputs, _as_tuple(grad_outputs), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _seed_grads(outputs, grad_outputs, create_graph)
 
-    buffers = {}
-    captured = {} if targets is not None else None
-    target_set = set(targets) if targets is not None else None
-    leaf_grads = {}  # id(leaf) -> [leaf, grad] accumulated in this pass
+    node_targets, leaf_targets = {}, None
+    if targets is not None:
+        leaf_targets = {}
+        for t in targets:
+            if t.grad_fn is None:
+                leaf_targets[id(t)] = t
+            else:
+                node_targets.setdefault(t.grad_fn, []).append(t)
+
+    buffers = {}  # node -> gradient per output, summed as they arrive
+    leaf_grads = {}  # id(leaf) -> [leaf, summed gradient]
+    captured = {}
     roots = []
-
-    def send(edge, g):
-        node, nr = edge
-        if isinstance(node, Tensor):
-            if target_set is not None and (node, 0) in target_set:
-                prev = captured.get((node, 0))
-                captured[(node, 0)] = g if prev is None else prev + g
-            if accumulate and (target_set is None or (node, 0) in target_set):
-                slot = leaf_grads.get(id(node))
-                if slot is None:
-                    leaf_grads[id(node)] = [node, g]
-                else:
-                    slot[1] = slot[1] + g
-            return
-        buf = buffers.get(node)
+    for out, g in zip(outputs, grads):
+        fn = out.grad_fn
+        if fn is None:
+            _add_leaf(leaf_grads, leaf_targets, out, g)
+            continue
+        buf = buffers.get(fn)
         if buf is None:
-            buf = buffers[node] = [None] * len(node._out_meta)
+            buf = buffers[fn] = [None] * len(fn._out_meta)
+            roots.append(fn)
+        nr = out._output_nr
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    for out, g in zip(outputs, grads):
-        edge = (out, 0) if out.grad_fn is None else (out.grad_fn, out._output_nr)
-        if edge[0] is not out:
-            roots.append(edge[0])
-        send(edge, g)
-
-    # Dependency counts over the reachable graph.
+    # How many edges lead into each node from the part of the graph reachable from the roots.
     deps = {}
     seen = set(roots)
-    stack = list(seen)
+    stack = list(roots)
     while stack:
-        node = stack.pop()
-        for e in node._edges:
-            if e is not None and not isinstance(e[0], Tensor):
-                deps[e[0]] = deps.get(e[0], 0) + 1
-                if e[0] not in seen:
-                    seen.add(e[0])
-                    stack.append(e[0])
-    needed = _needed_nodes(seen, targets) if targets is not None else None
-    ready = [n for n in set(roots) if deps.get(n, 0) == 0]
+        for e in stack.pop()._edges:
+            if e is not None:
+                n = e[0]
+                if not isinstance(n, Tensor):
+                    deps[n] = deps.get(n, 0) + 1
+                    if n not in seen:
+                        seen.add(n)
+                        stack.append(n)
+    needed = _needed_nodes(roots, node_targets, leaf_targets) if targets is not None else None
+    ready = [n for n in roots if n not in deps]
 
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             gs = buffers.pop(node, None) or [None] * len(node._out_meta)
-            if node._pre_hooks:
-                gs = _run_pre_hooks(node, gs)
-            if target_set is not None:
-                for nr in range(len(gs)):
-                    if (node, nr) in target_set and gs[nr] is not None:
-                        captured[(node, nr)] = gs[nr]
-                if node not in needed:
-                    continue
-            result = _call_backward(node, gs)
-            if not retain_graph:
-                if node._saved is not None:
-                    node._freed = True
-                node._saved = None
-            for e, g, meta in zip(node._edges, result, node._in_meta):
+            run = needed is None or needed[node]
+            if node in node_targets:
+                if not run and (node._tensor_pre_hooks or node._retain):
+                    gs = _tensor_pre_hooks(node, gs)
+                for t in node_targets[node]:
+                    captured[id(t)] = (t, gs[t._output_nr])
+            if not run:
+                continue
+            result = _call_node(node, gs, create_graph)
+            if not retain_graph and (node._saved is not None or node._user):
+                node._release()
+            for e, g in zip(node._edges, result):
                 if e is None:
                     continue
-                if g is not None:
-                    send(e, _reduce_to(g, meta))
                 n = e[0]
-                if not isinstance(n, Tensor):
-                    left = deps[n] - 1
-                    deps[n] = left
-                    if left == 0:
-                        ready.append(n)
+                if isinstance(n, Tensor):
+                    if g is not None:
+                        _add_leaf(leaf_grads, leaf_targets, n, g)
+                    continue
+                if g is not None:
+                    buf = buffers.get(n)
+                    if buf is None:
+                        buf = buffers[n] = [None] * len(n._out_meta)
+                    nr = e[1]
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                left = deps[n] - 1
+                deps[n] = left
+                if left == 0:
+                    ready.append(n)
 
-    if accumulate:
-        taken = list(grads)  # gradients .grad must not alias: the caller's, or one already given to another leaf
+        taken = [id(g) for g in grads]  # .grad must not alias a caller's tensor or another .grad
         for leaf, g in leaf_grads.values():
-            _accumulate_leaf(leaf, g, create_graph, taken)
-    return captured
+            if leaf._hooks:
+                g = _run_tensor_hooks(list(leaf._hooks), g)
+            if leaf_targets is not None:
+                captured[id(leaf)] = (leaf, g)
+            elif accumulate:
+                _accumulate(leaf, g, create_graph, taken)
+    if accumulate and targets is not None:
+        for t, g in captured.values():
+            if g is not None:
+                _accumulate(t, g, create_graph, taken)
+    return {k: g for k, (t, g) in captured.items()}
 
 
-def _run_pre_hooks(node, gs):
-    gs = list(gs)
-    for nr, hook in list(node._pre_hooks):
-        if nr < 0:
+def _add_leaf(leaf_grads, leaf_targets, leaf, g):
+    if leaf_targets is not None and id(leaf) not in leaf_targets:
+        return
+    slot = leaf_grads.get(id(leaf))
+    if slot is None:
+        leaf_grads[id(leaf)] = [leaf, g]
+    else:
+        slot[1] = slot[1] + g
+
+
+def _call_node(node, gs, create_graph):
+    if node._tensor_pre_hooks or node._retain:
+        gs = _tensor_pre_hooks(node, gs)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks):
             new = hook(tuple(gs))
             if new is not None:
                 gs = list(new)
-        elif gs[nr] is not None:
-            new = hook(gs[nr])
-            if new is not None:
-                gs[nr] = new
-    return gs
-
-
-def _call_backward(node, gs):
     if node.materialize_grads:
-        from .._creation import zeros
-        for i, g in enumerate(gs):
+        for g in gs:
             if g is None:
-                shape, dtype = node._out_meta[i]
-                if dtype.is_floating_point or dtype.is_complex:
-                    gs[i] = zeros(shape, dtype=dtype, device=node._device)
-    result = type(node).backward(node, *gs)
-    result = result if isinstance(result, tuple) else (result,)
-    n = len(node._edges)
+                gs = _materialize(node, gs)
+                break
+    if ANOMALY[0]:
+        try:
+            result = type(node).backward(node, *gs)
+        except Exception:
+            _warn_forward_trace(node)
+            raise
+    else:
+        result = type(node).backward(node, *gs)
+    if type(result) is not tuple:
+        result = (result,)
+    edges = node._edges
+    n = len(edges)
     if len(result) != n:
         if len(result) > n and all(r is None for r in result[n:]):
             result = result[:n]
         else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                               f"(expected {n}, got {len(result)})")
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(result)})")
+    if node._user:
+        node._check_grads(result)
+    out = list(result)
+    for i, (e, g) in enumerate(zip(edges, result)):
+        if g is not None and e is not None:
+            shape, dtype = e[2], e[3]
+            if g._data.shape != shape or g.dtype is not dtype:
+                out[i] = _validate(node, i, g, shape, dtype)
     if node._hooks:
-        for hook in node._hooks:
-            new = hook(result, tuple(gs))
+        for hook in list(node._hooks):
+            new = hook(tuple(out), tuple(gs))
             if new is not None:
-                result = tuple(new)
-    if ANOMALY[0]:
-        for i, g in enumerate(result):
-            if g is not None and not bool(g.isfinite().all()):
-                what = "nan" if bool(g.isnan().any()) else "inf"
-                raise RuntimeError(f"Function '{node.name()}' returned {what} values in its {i}th output.")
-    return result
+                out = list(new)
+    if ANOMALY[0] and ANOMALY[1]:
+        for i, g in enumerate(out):
+            if g is not None and bool(node.xp.isnan(g._data).any()):
+                _warn_forward_trace(node)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    return out
 
 
-def _accumulate_leaf(leaf, g, create_graph, taken):
-    for hook in leaf._hooks or ():
-        new = hook(g)
-        if new is not None:
-            g = new
-    if leaf.grad is None:
-        if any(g is u for u in taken) or g._base is not None:
+def _materialize(node, gs):
+    from .._creation import zeros
+    gs = list(gs)
+    for i, g in enumerate(gs):
+        meta = node._out_meta[i]
+        if g is None and meta is not None and (node._user or meta[1].is_floating_point or meta[1].is_complex):
+            gs[i] = zeros(meta[0], dtype=meta[1], device=node._device)
+    return gs
+
+
+def _warn_forward_trace(node):
+    trace = "".join(node._trace) if node._trace else ""
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
+                  stacklevel=3)
+
+
+def _accumulate(t, g, create_graph, taken):
+    """Adds ``g`` into ``t.grad`` as torch's AccumulateGrad does: the first gradient becomes ``.grad`` (never
+    aliasing another tensor), later ones are added in place, or out of place when building a graph."""
+    if t.grad is None:
+        if id(g) in taken or g._base is not None or not g._data.flags.writeable:
             g = g.clone()
-        taken.append(g)
-        leaf.grad = g if create_graph else g.detach()
-    elif create_graph or leaf.grad._requires_grad:
-        leaf.grad = leaf.grad + g
+        taken.append(id(g))
+        t.grad = g if create_graph else g.detach()
+    elif create_graph or t.grad._requires_grad:
+        t.grad = t.grad + g
     else:
-        with no_grad():
-            leaf.grad.add_(g)
+        acc, new = t.grad._data, g._data
+        if acc.dtype == new.dtype and acc.shape == new.shape and acc.flags.writeable and t.grad.device is g.device:
+            _fn.array_module(g.device).add(acc, new, out=acc)  # the common case, without dispatch
+            t.grad._vc[0] += 1
+        else:
+            with no_grad():
+                t.grad.add_(g)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulates gradients of ``tensors`` into the ``.grad`` of the graph's leaves (or of ``inputs``)."""
-    targets = None
+def _check_inputs(inputs, api):
+    Tensor = _fn.Tensor
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{api}()` cannot be empty.")
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Accumulates gradients of ``tensors`` into the ``.grad`` of the graph's leaves (or only of ``inputs``).
+
+    Example::
+
+        >>> x = ember.tensor([1., 2.], requires_grad=True)
+        >>> ember.autograd.backward((x * x).sum())
+        >>> x.grad
+        tensor([2., 4.])
+    """
+    if grad_variables is not None:
+        grad_tensors = grad_variables
     if inputs is not None:
-        targets = [_target(t) for t in _as_tuple(inputs)]
-    if targets is not None and any(not isinstance(t[0], _fn.Tensor) for t in targets):
-        raise RuntimeError("backward(inputs=...) supports leaf tensors only")
-    run_backward(tensors, grad_tensors, retain_graph, create_graph, targets=targets)
-
-
-def _target(t):
-    if not isinstance(t, _fn.Tensor):
-        raise TypeError(f"expected Tensors as inputs, got {type(t).__name__}")
-    if not t._requires_grad:
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return (t, 0) if t.grad_fn is None else (t.grad_fn, t._output_nr)
+        inputs = _as_tuple(inputs)
+        _check_inputs(inputs, "backward")
+    if create_graph:
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                      "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                      ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                      stacklevel=2)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, targets=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Computes and returns the gradients of ``outputs`` with respect to ``inputs`` (without touching ``.grad``).
+
+    With ``create_graph=True`` the gradients are themselves differentiable (higher-order derivatives).
 
     Example::
 
@@ -252,23 +376,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> ember.autograd.grad(g, x)[0]
         tensor(18.)
     """
-    single = isinstance(inputs, _fn.Tensor)
-    inputs = _as_tuple(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    targets = [_target(t) for t in inputs]
-    captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=targets, accumulate=False)
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs, "grad")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    got = run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=inputs, accumulate=False)
     result = []
-    for i, (t, tgt) in enumerate(zip(inputs, targets)):
-        g = captured.get(tgt)
+    for i, t in enumerate(inputs):
+        g = got.get(id(t))
         if g is None:
             if not allow_unused:
-                raise RuntimeError(f"One of the differentiated Tensors appears to not have been used in the graph. "
-                                   f"Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 from .._creation import zeros_like
                 g = zeros_like(t)
-        elif g.shape != t.shape:
-            g = _reduce_to(g, (t.shape, t.dtype))
-        result.append(g if g is None or create_graph else g.detach())
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``is_grads_batched``: one vector-Jacobian product per slice of the leading dimension of ``grad_outputs``."""
+    from .. import stack
+    grad_outputs = _as_tuple(grad_outputs)
+    n = grad_outputs[0].shape[0]
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else retain_graph,
+                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for b in range(n)]
+    return tuple(None if col[0] is None else stack(col) for col in zip(*rows))

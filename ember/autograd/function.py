@@ -1,28 +1,53 @@
-"""Function: an op's forward on raw arrays and its backward in Tensor ops. ``apply`` is the one dispatch path."""
+"""Function: an op's forward on raw arrays and its backward in Tensor ops. ``apply`` is the one dispatch path.
+
+Every call of ``apply`` makes one instance of the op's class: it is the ``ctx`` that forward and backward see and,
+when gradients are recorded, the graph node (``tensor.grad_fn``). A node keeps one edge per positional input:
+``(next_node, output_nr, shape, dtype)``, where ``next_node`` is the input's grad_fn or, for a leaf, the leaf
+Tensor itself; the engine sums and casts each gradient back to ``shape`` and ``dtype``.
+"""
+import functools
+import re
+import traceback
+import weakref
+
 import numpy as np
 
 from .. import _dtype
 from .._device import CPU, array_module
-from .grad_mode import STATE
+from .grad_mode import STATE, no_grad
 
 _FROM_NP = _dtype._FROM_NP
-_HALF = (_dtype.float16, _dtype.bfloat16)
+_F16, _BF16 = _dtype.float16, _dtype.bfloat16
 _FLOAT32 = np.dtype(np.float32)
 _ndarray = np.ndarray
+_new = object.__new__
+ANOMALY = [False, True]  # [detect_anomaly on, check_nan]
 Tensor = None  # set by ember._tensor once the class exists
 
 
+class _NoGradNeeded(tuple):
+    """``needs_input_grad`` of a call that records no graph: False at every index."""
+
+    def __getitem__(self, i):
+        return False
+
+
+_NONE_NEEDED = _NoGradNeeded()
+
+
 class Function:
-    """Base of every differentiable op, and of user-defined ones.
+    """Base of every built-in differentiable op.
 
     ``forward(ctx, *args, **params)`` receives arrays (NumPy or CuPy, see ``ctx.xp``) for the Tensor arguments and
     returns arrays; ``backward(ctx, *grads)`` receives and returns Tensors, one gradient per positional argument.
     Call ``Function.apply(*args, **params)``; positional arguments are the op's inputs (Tensors, numbers or None),
-    keyword arguments are non-differentiable parameters.
+    keyword arguments are non-differentiable parameters. (``ember.autograd.Function``, for user code, is the
+    torch-style variant whose forward receives Tensors.)
 
     Example::
 
-        >>> class Exp(ember.autograd.Function):
+        >>> from ember.autograd.function import Function
+        >>> class Exp(Function):
         ...     @staticmethod
         ...     def forward(ctx, x):
         ...         y = ctx.xp.exp(x)
@@ -33,27 +58,30 @@ class Function:
         ...         (y,) = ctx.saved_tensors
         ...         return grad * y
         >>> Exp.apply(ember.zeros(2, requires_grad=True))
-        tensor([1., 1.], grad_fn=<ExpBackward>)
+        tensor([1., 1.], grad_fn=<ExpBackward0>)
     """
 
     promote = False  # cast Tensor inputs to the op's result_type (numbers stay weak Python scalars)
     half_in_float32 = False  # compute float16/bfloat16 in float32 and round the results back
     is_view = False  # the output may alias the first input's memory
 
-    # Node state, filled by apply when the graph is recorded.
+    # Per-call state; class defaults keep apply's fast path free of stores.
+    xp = np
+    _device = CPU
     _edges = ()
+    _out_meta = ()
     _saved = None
     _saved_raw = None
+    _non_diff = None
     _freed = False
-    _out_meta = ()
-    _in_meta = ()
-    _pre_hooks = None
-    _hooks = None
-    needs_input_grad = ()
+    _user = False  # torch-style Function: the engine validates what backward returns
+    _trace = None
+    _pre_hooks = None  # node pre-hooks: fn(grad_outputs) -> new grad_outputs or None
+    _tensor_pre_hooks = None  # [(output_nr, fn)] from Tensor.register_hook on an output
+    _retain = None  # {output_nr: weakref to the Tensor} from Tensor.retain_grad
+    _hooks = None  # post-hooks: fn(grad_inputs, grad_outputs)
     materialize_grads = True
-
-    def __init__(self):
-        self.xp = np
+    _metadata = None
 
     @staticmethod
     def forward(ctx, *args, **params):
@@ -70,10 +98,18 @@ class Function:
         self._saved_raw = items
 
     def mark_non_differentiable(self, *outputs):
+        """Marks outputs (the objects forward returns) as not requiring grad."""
         self._non_diff = {id(o) for o in outputs}
 
     def set_materialize_grads(self, value):
+        """Whether backward receives zeros (True, the default) or None for outputs that got no gradient."""
         self.materialize_grads = bool(value)
+
+    @property
+    def needs_input_grad(self):
+        """One bool per positional input of ``apply``: whether a gradient for it is needed."""
+        edges = self._edges
+        return tuple(e is not None for e in edges) if edges else _NONE_NEEDED
 
     @property
     def saved_tensors(self):
@@ -85,49 +121,76 @@ class Function:
                 "a second time or if you need to access saved tensors after calling backward.")
         out = []
         for kind, obj, vc, version in self._saved or ():
-            if kind == 0:  # an input Tensor
-                t = obj
-            elif kind == 1:  # an output: rebuilt on use so that the node does not hold its own output (no cycle)
-                arr, nr = obj
-                t = Tensor._make(arr, self._out_meta[nr][1], self._device, True, self, nr)
+            if kind == 1:  # an output: rebuilt on use so that the node does not hold its own output (no cycle)
+                arr, nr, diff = obj
+                t = Tensor._make(arr, self._out_meta[nr][1], self._device, diff, self if diff else None, nr)
                 t._vc = vc
-            else:
+                fn = self
+            else:  # an input Tensor (0), or anything else (2)
                 t = obj
+                fn = t.grad_fn if vc is not None else None
             if vc is not None and vc[0] != version:
+                where = f", which is output {t._output_nr} of {_short_name(fn)}," if fn is not None else ""
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{t.dtype} {list(t.shape)}], which is output {getattr(t, '_output_nr', 0)} of "
-                    f"{type(self).__name__}Backward, is at version {vc[0]}; expected version {version} instead. "
-                    "Hint: the backtrace further above can point to the operation that failed to compute its "
-                    "gradient.")
+                    f"operation: [{t.type()} {list(t.shape)}]{where} is at version {vc[0]}; expected version "
+                    f"{version} instead. Hint: enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
             out.append(t)
         return tuple(out)
 
+    def _release(self):
+        """Frees what forward saved (after backward, unless retain_graph); a later use of saved_tensors raises.
+        Built-in ops that saved only None keep working, as torch's ops that save nothing do."""
+        if not self._user:
+            for entry in self._saved:
+                if entry[1] is not None:
+                    break
+            else:
+                return
+        self._saved = None
+        self._freed = True
+
+    # -- node API ------------------------------------------------------------------------------------------------
+    def name(self):
+        return type(self).__name__ + ("Backward" if self._user else "Backward0")
+
     @property
     def next_functions(self):
-        return tuple((e[0] if e is None or not isinstance(e[0], Tensor) else _AccumulateGrad(e[0]), e and e[1])
-                     if e is not None else (None, 0) for e in self._edges)
+        """``(node, output_nr)`` per input: the input's grad_fn, an AccumulateGrad for a leaf, or ``(None, 0)``."""
+        out = []
+        for e in self._edges:
+            if e is None:
+                out.append((None, 0))
+            elif isinstance(e[0], Tensor):
+                out.append((_accumulate_grad_node(e[0]), 0))
+            else:
+                out.append((e[0], e[1]))
+        return tuple(out)
 
-    def name(self):
-        return type(self).__name__ + "Backward"
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def register_hook(self, fn):
-        """Registers ``fn(grad_inputs, grad_outputs)`` to run after this node's backward."""
+        """Registers ``fn(grad_inputs, grad_outputs)`` to run after this node's backward; it may return new
+        grad_inputs."""
         if self._hooks is None:
             self._hooks = []
-        self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
         """Registers ``fn(grad_outputs)`` to run before this node's backward; it may return new grad_outputs."""
-        return self._add_pre_hook(-1, fn)
-
-    def _add_pre_hook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = []
-        entry = (output_nr, fn)
-        self._pre_hooks.append(entry)
-        return _RemovableHandle(self._pre_hooks, entry)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = []
+        return RemovableHandle(self._tensor_pre_hooks, (output_nr, fn))
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
@@ -135,118 +198,197 @@ class Function:
     # -- dispatch ------------------------------------------------------------------------------------------------
     @classmethod
     def apply(cls, *inputs, **params):
-        ctx = cls.__new__(cls)
-        dev = None
-        tensors = False
-        grad_on = STATE.enabled
-        needs = False
+        ctx = _new(cls)
+        arrays = []
+        dev = dt = None
+        mixed = scalars = grad = False
         for x in inputs:
             if isinstance(x, Tensor):
+                arrays.append(x._data)
                 if dev is None:
-                    dev = x.device
+                    dev, dt = x.device, x.dtype
                 elif x.device is not dev:
                     _device_mismatch(cls, inputs)
-                if grad_on and x._requires_grad:
-                    needs = True
-                tensors = True
-        xp = ctx.xp = np if dev is None or dev is CPU else array_module(dev)
-        ctx._device = dev or CPU
+                elif x.dtype is not dt:
+                    mixed = True
+                if x._requires_grad:
+                    grad = True
+            else:
+                arrays.append(x)
+                if x is not None:
+                    scalars = True
+        if dev is not CPU and dev is not None:
+            ctx.xp = array_module(dev)
+            ctx._device = dev
+        back = None  # the half dtype whose float32 results are rounded back
+        if mixed or scalars or dt is _F16 or dt is _BF16:
+            arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
 
-        if cls.promote and tensors:
-            rt = _dtype.result_type(*inputs)
-            npdt = rt.np
-            if cls.half_in_float32 and rt in _HALF:
-                npdt = _FLOAT32
-            arrays = [(x._data if x._data.dtype == npdt else x._data.astype(npdt)) if isinstance(x, Tensor) else x
-                      for x in inputs]
-        else:
-            rt = None
-            arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-            if cls.half_in_float32:
-                for i, x in enumerate(inputs):
-                    if isinstance(x, Tensor) and x.dtype in _HALF:
-                        rt = rt or x.dtype
-                        arrays[i] = x._data.astype(_FLOAT32)
-
+        needs = grad and STATE.enabled
         if needs:
-            ctx.needs_input_grad = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
-        raw = cls.forward(ctx, *arrays, **params)
+            edges = []
+            for x in inputs:
+                if isinstance(x, Tensor) and x._requires_grad:
+                    fn = x.grad_fn
+                    edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
+                else:
+                    edges.append(None)
+            ctx._edges = tuple(edges)
+            if ANOMALY[0]:
+                ctx._trace = traceback.format_stack()[:-1]
+        raw = cls.forward(ctx, *arrays, **params) if params else cls.forward(ctx, *arrays)
 
-        single = not isinstance(raw, tuple)
-        outs = (raw,) if single else raw
-        back = rt if rt is not None and rt in _HALF else None
-        results = []
-        for o in outs:
-            if not isinstance(o, _ndarray) and (xp is np or not isinstance(o, xp.ndarray)):
-                o = xp.asarray(o)
+        if type(raw) is not tuple:  # one output: the common case
+            o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)
             if back is not None and o.dtype == _FLOAT32:
                 o = o.astype(back.np)
-            results.append(o)
-
-        non_diff = getattr(ctx, "_non_diff", None)
-        if needs:
-            ctx._edges = tuple(_edge(x) if isinstance(x, Tensor) and x._requires_grad else None for x in inputs)
-            ctx._in_meta = tuple((x.shape, x.dtype) if isinstance(x, Tensor) and x._requires_grad else None
-                                 for x in inputs)
-            ctx._out_meta = tuple((o.shape, _FROM_NP[o.dtype]) for o in results)
-        wrapped = []
-        for nr, o in enumerate(results):
             d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
-            diff = needs and (d.is_floating_point or d.is_complex) and (non_diff is None or id(outs[nr]) not in non_diff)
+            if not needs:
+                t = Tensor._make(o, d, ctx._device)  # forward may have moved the result: to()
+                if cls.is_view:
+                    _mark_view(ctx, t, inputs, arrays, params)
+                return t
+            diff = (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
+            t = Tensor._make(o, d, ctx._device, diff, ctx if diff else None, 0)
+            if cls.is_view:
+                _mark_view(ctx, t, inputs, arrays, params)
+            ctx._out_meta = ((o.shape, d),)
+            if ctx._saved_raw:
+                _pack_saved(ctx, inputs, arrays, (raw,), (t,))
+            return t
+
+        outs = []
+        for nr, r in enumerate(raw):
+            o = r if type(r) is _ndarray else _as_array(ctx.xp, r)
+            if back is not None and o.dtype == _FLOAT32:
+                o = o.astype(back.np)
+            d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
+            diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(r) not in ctx._non_diff)
             t = Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
-            if cls.is_view and xp.may_share_memory(o, arrays[0]):
-                src = inputs[0]
-                t._vc = src._vc
-                t._base = src._base if src._base is not None else src
-                t._view_chain = (src._view_chain or ()) + ((cls, inputs[1:], params),)
-            wrapped.append(t)
-
+            if cls.is_view:
+                _mark_view(ctx, t, inputs, arrays, params)
+            outs.append(t)
         if needs:
-            _pack_saved(ctx, inputs, arrays, outs, wrapped)
-        else:
-            ctx._saved_raw = None
-        return wrapped[0] if single else tuple(wrapped)
+            ctx._out_meta = tuple((t._data.shape, t.dtype) for t in outs)
+            if ctx._saved_raw:
+                _pack_saved(ctx, inputs, arrays, raw, outs)
+        return tuple(outs)
 
 
-def _edge(x):
-    """Where a gradient for ``x`` goes: its grad_fn output, or the leaf itself."""
-    fn = x.grad_fn
-    return (x, 0) if fn is None else (fn, x._output_nr)
+def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
+    """Type promotion (``promote``) and float16/bfloat16 computed in float32 (``half_in_float32``): the arrays
+    forward receives, and the half dtype to round results back to (or None)."""
+    if dt is None:
+        return arrays, None
+    if cls.promote and (mixed or scalars and not _scalars_fit(inputs, dt)):
+        rt = _dtype.result_type(*inputs)
+        half = cls.half_in_float32 and (rt is _F16 or rt is _BF16)
+        npdt = _FLOAT32 if half else rt.np
+        return [(x._data if x._data.dtype == npdt else x._data.astype(npdt)) if isinstance(x, Tensor) else x
+                for x in inputs], (rt if half else None)
+    back = None
+    if cls.half_in_float32 and (mixed or dt is _F16 or dt is _BF16):
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor) and (x.dtype is _F16 or x.dtype is _BF16):
+                back = back or x.dtype
+                arrays[i] = x._data.astype(_FLOAT32)
+    return arrays, back
+
+
+def _scalars_fit(inputs, dt):
+    """Whether every Python number among ``inputs`` leaves the Tensors' common dtype ``dt`` unchanged."""
+    for x in inputs:
+        t = type(x)
+        if t is float:
+            if not dt.is_floating_point:
+                return False
+        elif t is int:
+            if dt is _dtype.bool:
+                return False
+        elif x is not None and not isinstance(x, Tensor):
+            return False
+    return True
+
+
+def _as_array(xp, o):
+    if xp is np or not isinstance(o, xp.ndarray):
+        return xp.asarray(o)
+    return o
+
+
+def _mark_view(ctx, t, inputs, arrays, params):
+    """An output sharing memory with input 0 is a view of it: same version counter, same base."""
+    src = inputs[0]
+    if isinstance(src, Tensor) and t.device is src.device and ctx.xp.may_share_memory(t._data, arrays[0]):
+        t._vc = src._vc
+        t._base = src._base if src._base is not None else src
+        t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
 
 
 def _pack_saved(ctx, inputs, arrays, raw_outs, outs):
-    raw = ctx._saved_raw
-    ctx._saved_raw = None
-    if not raw:
-        return
+    """Turns what forward passed to save_for_backward into entries ``(kind, obj, version_counter, version)``:
+    kind 0 an input Tensor, 1 an output (rebuilt on use, so that a node does not hold its own output), 2 anything
+    else."""
     saved = []
-    for item in raw:
-        entry = None
-        if item is None:
-            entry = (2, None, None, 0)
-        elif isinstance(item, Tensor):
-            entry = (2, item, item._vc, item._vc[0])
+    n = len(arrays)
+    for item in ctx._saved_raw:
+        # Ops mostly save their first inputs: test those by identity before the general search.
+        if n and item is arrays[0]:
+            t = inputs[0]
+        elif n > 1 and item is arrays[1]:
+            t = inputs[1]
+        elif item is raw_outs[0] and outs[0].grad_fn is ctx:
+            saved.append((1, (outs[0]._data, 0, True), outs[0]._vc, outs[0]._vc[0]))
+            continue
         else:
-            for i, a in enumerate(arrays):
-                if a is item and isinstance(inputs[i], Tensor):
-                    t = inputs[i]
-                    entry = (0, t, t._vc, t._vc[0])
-                    break
-            else:
-                for nr, o in enumerate(raw_outs):
-                    if o is item:
-                        t = outs[nr]
-                        if t.grad_fn is ctx:
-                            entry = (1, (t._data, nr), t._vc, t._vc[0])
-                        else:
-                            entry = (2, t, t._vc, t._vc[0])
-                        break
-                else:
-                    if hasattr(item, "dtype") and hasattr(item, "shape"):  # a new array: a constant for backward
-                        item = Tensor._make(item, _dtype.from_numpy_dtype(item.dtype), ctx._device, False, None, 0)
-                    entry = (2, item, None, 0)
-        saved.append(entry)
+            t = None
+        if t is not None and isinstance(t, Tensor):
+            vc = t._vc
+            saved.append((0, t, vc, vc[0]))
+        else:
+            saved.append(_saved_entry(ctx, item, inputs, arrays, raw_outs, outs))
     ctx._saved = saved
+    ctx._saved_raw = None
+
+
+def _saved_entry(ctx, item, inputs, arrays, raw_outs, outs):
+    if item is None:
+        return (2, None, None, 0)
+    if isinstance(item, Tensor):
+        return _saved_tensor(ctx, item, inputs, outs)
+    for i, a in enumerate(arrays):
+        if a is item and isinstance(inputs[i], Tensor):
+            t = inputs[i]
+            return (0, t, t._vc, t._vc[0])
+    for nr, o in enumerate(raw_outs):
+        if o is item:
+            return _saved_tensor(ctx, outs[nr], inputs, outs)
+    if hasattr(item, "dtype") and hasattr(item, "shape"):  # a new array: a constant for backward
+        item = Tensor._make(_as_array(ctx.xp, item), _dtype.from_numpy_dtype(item.dtype), ctx._device)
+    return (2, item, None, 0)
+
+
+def _saved_tensor(ctx, t, inputs, outs):
+    for nr, o in enumerate(outs):
+        if o is t and t.grad_fn is ctx:
+            return (1, (t._data, nr, True), t._vc, t._vc[0])
+    for x in inputs:
+        if x is t:
+            return (0, t, t._vc, t._vc[0])
+    return (2, t, t._vc, t._vc[0])
+
+
+def rebind_saved_output(out, target):
+    """``out`` was just written into ``target`` (an in-place op): entries of ``out``'s node that saved ``out`` now
+    refer to ``target``'s memory and version counter."""
+    node, saved = out.grad_fn, out.grad_fn._saved
+    for i, entry in enumerate(saved or ()):
+        if entry[0] == 1 and entry[1][1] == out._output_nr:
+            saved[i] = (1, (target._data, out._output_nr, entry[1][2]), target._vc, target._vc[0])
+
+
+def _short_name(fn):
+    return re.sub(r"Backward\d*$", "", fn.name())
 
 
 def _device_mismatch(cls, inputs):
@@ -256,37 +398,90 @@ def _device_mismatch(cls, inputs):
                        f"{cls.__name__.lower()})")
 
 
-class _AccumulateGrad:
-    """The node a leaf's gradient flows into (exposed for ``next_functions`` only)."""
+def once_differentiable(fn):
+    """Decorator for a custom Function's ``backward`` that cannot itself be differentiated: it runs without
+    recording, and differentiating its result (double backward) raises."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            outputs = fn(ctx, *grads)
+        if not STATE.enabled or not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = tuple(_DelayedError.apply(o.detach().requires_grad_()) if isinstance(o, Tensor)
+                     and (o.dtype.is_floating_point or o.dtype.is_complex) else o
+                     for o in ((outputs,) if single else outputs))
+        return outs[0] if single else outs
+    return wrapper
+
+
+FunctionCtx = Function  # the type of ``ctx``: each call's node
+
+
+class _DelayedError(Function):
+    """Passes its input through; differentiating it raises (the result of a @once_differentiable backward)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+class AccumulateGrad:
+    """The node a leaf's gradient flows into (as seen through ``next_functions``)."""
+
+    next_functions = ()
 
     def __init__(self, variable):
         self.variable = variable
 
     def name(self):
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # torch's name, which graph tools match on
 
-    next_functions = ()
+    @property
+    def metadata(self):
+        return self.__dict__.setdefault("_metadata", {})
+
+    def register_prehook(self, fn):
+        """Registers ``fn(grad_outputs)`` to run on the leaf's gradient before it is accumulated; it may return new
+        grad_outputs."""
+        def hook(g):
+            new = fn((g,))
+            return None if new is None else new[0]
+        return self.variable.register_hook(hook)
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
-class _RemovableHandle:
+_ACC_NODES = weakref.WeakValueDictionary()  # id(leaf) -> its AccumulateGrad while someone holds that node
+
+
+def _accumulate_grad_node(leaf):
+    node = _ACC_NODES.get(id(leaf))
+    if node is None:
+        node = _ACC_NODES[id(leaf)] = AccumulateGrad(leaf)
+    return node
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``remove()`` unregisters the hook; also a context manager."""
+
     def __init__(self, container, item):
+        container.append(item)
         self._container, self._item = container, item
 
     def remove(self):
-        if self._item in self._container:
-            self._container.remove(self._item)
+        for i, x in enumerate(self._container):
+            if x is self._item:
+                del self._container[i]
+                return
 
+    def __enter__(self):
+        return self
 
-class once_differentiable:
-    """Decorator for a ``backward`` that is not itself differentiable (runs without recording)."""
-
-    def __new__(cls, fn):
-        from .grad_mode import no_grad
-
-        def wrapper(ctx, *grads):
-            with no_grad():
-                return fn(ctx, *grads)
-        return wrapper
+    def __exit__(self, *exc):
+        self.remove()

@@ -1,5 +1,11 @@
-"""Switches for gradient recording: no_grad, enable_grad, set_grad_enabled, inference_mode."""
+"""Switches for gradient recording: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each is a context manager and a decorator (of functions and of generator functions, whose body then runs in the
+mode between yields); no_grad, enable_grad and inference_mode also decorate bare (``@no_grad``).
+"""
 import functools
+import inspect
+import sys
 
 
 class _State:
@@ -19,18 +25,24 @@ def is_grad_enabled():
 
 
 def is_inference_mode_enabled():
+    """Whether an ``inference_mode`` block is active."""
     return STATE.inference
 
 
-class _GradModeContext:
-    """Base for the grad-mode switches: usable as a context manager and as a decorator."""
+class _DecoratorContextManager:
+    """Base of the grad-mode switches: usable as a context manager and as a decorator."""
 
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise TypeError(f"{type(self).__name__} cannot decorate a class; decorate its methods instead")
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
+        @functools.wraps(func)
+        def decorate_context(*args, **kwargs):
             with self.clone():
-                return fn(*args, **kwargs)
-        return wrapper
+                return func(*args, **kwargs)
+        return decorate_context
 
     def clone(self):
         return self.__class__()
@@ -39,11 +51,46 @@ class _GradModeContext:
         self._prev = (STATE.enabled, STATE.inference)
         self._set()
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_value, traceback):
         STATE.enabled, STATE.inference = self._prev
 
 
-class no_grad(_GradModeContext):
+def _wrap_generator(make_ctx, gen_fn):
+    """Runs each step of the generator inside a fresh context; the caller's code between steps runs outside."""
+    @functools.wraps(gen_fn)
+    def generator_context(*args, **kwargs):
+        gen = gen_fn(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with make_ctx():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return generator_context
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also works as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Context manager and decorator that disables gradient recording.
 
     Example::
@@ -55,36 +102,32 @@ class no_grad(_GradModeContext):
         False
     """
 
-    def __new__(cls, orig_func=None):
-        if orig_func is None:
-            return super().__new__(cls)
-        return cls()(orig_func)  # used bare: @no_grad
-
     def _set(self):
         STATE.enabled = False
 
 
-class enable_grad(_GradModeContext):
-    """Context manager and decorator that enables gradient recording inside ``no_grad``."""
+class enable_grad(_NoParamDecoratorContextManager):
+    """Context manager and decorator that enables gradient recording (inside ``no_grad``)."""
 
     def _set(self):
         STATE.enabled = True
 
 
-class set_grad_enabled(_GradModeContext):
-    """Sets gradient recording on or off; works as a function, a context manager and a decorator."""
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets gradient recording on or off: takes effect when called, and as a context manager restores the previous
+    mode on exit. As a decorator, sets the mode only while the function runs."""
 
     def __init__(self, mode):
         self.mode = bool(mode)
         self._prev = (STATE.enabled, STATE.inference)
         STATE.enabled = self.mode
 
-    def __call__(self, fn):
-        STATE.enabled = self._prev[0]  # used as a decorator: don't switch now
-        return super().__call__(fn)
+    def __call__(self, func):
+        STATE.enabled = self._prev[0]  # used as a decorator: the mode applies inside func only
+        return super().__call__(func)
 
     def clone(self):
-        return set_grad_enabled(self.mode)
+        return self.__class__(self.mode)
 
     def __enter__(self):
         pass
@@ -93,15 +136,20 @@ class set_grad_enabled(_GradModeContext):
         STATE.enabled = self.mode
 
 
-class inference_mode(_GradModeContext):
-    """Like ``no_grad``, for code that will never need gradients of what it computes."""
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``, for code whose results will never take part in autograd; ``inference_mode(False)``
+    switches it off again (and enables grad mode) inside an enclosing block."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used bare: @inference_mode
 
     def __init__(self, mode=True):
-        self.mode = bool(mode)
+        self.mode = mode
 
     def clone(self):
-        return inference_mode(self.mode)
+        return self.__class__(self.mode)
 
     def _set(self):
-        if self.mode:
-            STATE.enabled, STATE.inference = False, True
+        STATE.enabled, STATE.inference = not self.mode, self.mode

@@ -1,0 +1,111 @@
+"""In-place writes as Tensor methods: fill_, zero_, copy_, and the graph node they record."""
+import warnings
+
+import numpy as np
+
+from ._creation import _number, cast_scalar, check_fill
+from ._tensor import Tensor, register, write_inplace
+from .autograd.function import Function
+from .autograd.grad_mode import STATE
+
+
+class Overwrite(Function):
+    """``x`` replaced by ``value`` broadcast and cast to ``x``'s shape and dtype: the gradient goes to ``value``
+    and none to the old ``x``."""
+
+    @staticmethod
+    def forward(ctx, x, value):
+        out = ctx.xp.empty_like(x)
+        with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            out[...] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad
+
+
+_NODES = {}
+
+
+def _node(opname):
+    """The Overwrite subclass named for ``opname`` (its grad_fn prints as ``CopyBackward0``, ``FillBackward0``...)."""
+    cls = _NODES.get(opname)
+    if cls is None:
+        cls = _NODES[opname] = type(opname.title().replace("_", ""), (Overwrite,), {})
+    return cls
+
+
+def write_values(self, value, opname):
+    """Writes ``value`` (a number or a Tensor of ``self``'s device) into ``self`` in place, recording the write in
+    the graph when ``self`` or ``value`` requires grad."""
+    if STATE.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad):
+        node = _node(opname)
+
+        def write(x, v):
+            return node.apply(x, v)
+        write.__name__ = opname
+        return write_inplace(self, write, value)
+    if not getattr(self._data.flags, "writeable", True):  # CuPy arrays have no such flag
+        if 0 in self._data.strides and self._data.size > 1:  # a broadcast (expanded) view
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(f"{opname}_(): the tensor's memory is read-only (it wraps a non-writable NumPy array or "
+                           "DLPack capsule); clone() it first")
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+    self._vc[0] += 1
+    return self
+
+
+def fill_(self, value):
+    """Fills this tensor with ``value`` (a number or a 0-d tensor) in place."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                               "dimensions.")
+        if value.device is not self.device:
+            value = value.to(self.device)
+    else:
+        value = _number(value, "fill_")
+        check_fill(value, self.dtype)
+        value = cast_scalar(value, self.dtype)
+    return write_values(self, value, "fill")
+
+
+def zero_(self):
+    """Fills this tensor with zeros in place."""
+    return write_values(self, 0, "zero")
+
+
+def _broadcastable(src, dst):
+    if len(src) > len(dst):
+        return False
+    return all(s == 1 or s == d for s, d in zip(reversed(src), reversed(dst)))
+
+
+def copy_(self, src, non_blocking=False):
+    """Copies ``src`` into this tensor in place, broadcasting it and casting its dtype and device."""
+    if not isinstance(src, Tensor):
+        kind = type(src)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {name}")
+    if not _broadcastable(src.shape, self.shape):
+        n = max(len(src.shape), len(self.shape))
+        a, b = (1,) * (n - len(self.shape)) + tuple(self.shape), (1,) * (n - len(src.shape)) + tuple(src.shape)
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                   f"non-singleton dimension {i}")
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{[max(x, y) for x, y in zip(a, b)]}")
+    if src.dtype.is_complex and not self.dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+    if src.device is not self.device:
+        src = src.to(self.device)
+    return write_values(self, src, "copy")
+
+
+register(fill_=fill_, zero_=zero_, copy_=copy_)

@@ -1,0 +1,565 @@
+"""Matrix decompositions (Cholesky, QR, eigh, SVD) and what is built on them: pseudo-inverse, least squares,
+rank, powers and exponential, with torch's gradients.
+
+Forward passes run LAPACK through ``xp.linalg``; backward passes are torch's formulas written with differentiable
+ops, so they differentiate again.
+"""
+
+__all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp"]
+import warnings
+
+from .. import _dtype
+from .._creation import zeros
+from .._tensor import Tensor, register, write_out
+from ..autograd.function import Function
+from ..return_types import structseq
+from .matmul import broadcast_shapes, constant, matmul, scalar_name, xp_of
+from .solve import (LinAlgError, check_float, check_matrix, inv, is_linalg_error, lapack_info, raise_first,
+                    solve_triangular)
+from .view import reshape
+
+_CholeskyExT = structseq("linalg_cholesky_ex", ("L", "info"))
+_QrT = structseq("linalg_qr", ("Q", "R"))
+_LegacyQrT = structseq("qr", ("Q", "R"))
+_EighT = structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_SvdT = structseq("linalg_svd", ("U", "S", "Vh"))
+_LegacySvdT = structseq("svd", ("U", "S", "V"))
+_LstsqT = structseq("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+
+
+def _scipy_linalg(xp):
+    if xp.__name__ == "numpy":
+        import scipy.linalg
+        return scipy.linalg
+    import cupyx.scipy.linalg
+    return cupyx.scipy.linalg
+
+
+def _not_pd(op, a):
+    infos, _ = lapack_info(a, "potrf")
+    raise_first(infos, lambda b, i: f"{op}: {b}The factorization could not be completed because the input is not "
+                                     f"positive-definite (the leading minor of order {i} is not positive-definite).")
+    raise LinAlgError(f"{op}: The factorization could not be completed because the input is not positive-definite.")
+
+
+def _place(X, rows, cols, r0=0, c0=0):
+    """``X (*, m, n)`` placed at row ``r0``, column ``c0`` of zero matrices ``(*, rows, cols)``: a product with
+    constant selection matrices, so that it differentiates like any product."""
+    xp, dt = xp_of(X), X.dtype.np
+    m, n = X.shape[-2:]
+    if (rows, r0) != (m, 0):
+        X = matmul(constant(xp.eye(rows, m, -r0, dtype=dt), X), X)
+    if (cols, c0) != (n, 0):
+        X = matmul(X, constant(xp.eye(n, cols, c0, dtype=dt), X))
+    return X
+
+
+# -- Cholesky, QR, eigh, SVD -------------------------------------------------------------------------------------
+class Cholesky(Function):
+    @staticmethod
+    def forward(ctx, A, upper):
+        xp = ctx.xp
+        src = xp.swapaxes(A, -1, -2) if upper else A  # the factor is read from the triangle it lives in
+        try:
+            L = xp.linalg.cholesky(src)
+        except Exception as e:
+            if not is_linalg_error(e):
+                raise
+            _not_pd("linalg.cholesky", src)
+        out = xp.ascontiguousarray(xp.swapaxes(L, -1, -2)) if upper else L
+        ctx.upper = upper
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (L,) = ctx.saved_tensors
+        if ctx.upper:
+            L, grad = L.mT, grad.mT
+        gA = matmul(L.mT, grad).tril()
+        gA = 0.5 * (gA + gA.tril(-1).mT)
+        gA = solve_triangular(L.mT, gA, upper=True)
+        return solve_triangular(L, gA, upper=False, left=False)
+
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    """The Cholesky factor ``L`` (lower triangular, ``A = L L^T``) of each symmetric positive-definite matrix, or
+    ``U = L^T`` when ``upper``.
+
+    Example::
+
+        >>> ember.linalg.cholesky(ember.tensor([[4., 2.], [2., 2.]]))
+        tensor([[2., 0.],
+                [1., 1.]])
+    """
+    check_matrix(A, "linalg.cholesky")
+    check_float(A, "linalg.cholesky", "cholesky_cpu")
+    return write_out(Cholesky.apply(A, upper=upper), out)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """``(L, info)``: ``info`` is 0, or the order of the leading minor that is not positive-definite."""
+    try:
+        L = linalg_cholesky(A, upper=upper)
+        info = xp_of(A).zeros(A.shape[:-2], "int32")
+    except LinAlgError:
+        if check_errors:
+            raise
+        xp = xp_of(A)
+        src = xp.swapaxes(A._data, -1, -2) if upper else A._data
+        infos, factors = lapack_info(src, "potrf")
+        factors = xp.tril(xp.asarray(factors))
+        L = constant(xp.ascontiguousarray(xp.swapaxes(factors, -1, -2)) if upper else factors, A)
+        info = xp.asarray(infos)
+    return _CholeskyExT(L, constant(info, A))
+
+
+class Qr(Function):
+    @staticmethod
+    def forward(ctx, A, mode):
+        xp = ctx.xp
+        ctx.set_materialize_grads(False)
+        ctx.mode = mode
+        if mode == "r":
+            R = xp.linalg.qr(A, mode="r")
+            Q = xp.empty((0,), A.dtype)
+        else:
+            Q, R = xp.linalg.qr(A, mode=mode)
+        ctx.save_for_backward(Q, R)
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        if ctx.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                               "linalg.qr.")
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if ctx.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        if gQ is None and gR is None:
+            return None
+        terms = ([matmul(gR, R.mT)] if gR is not None else []) + ([-matmul(Q.mT, gQ)] if gQ is not None else [])
+        gA = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+        if m >= n:
+            X = gA.triu()
+            gA = matmul(Q, X + X.mT - X.diagonal(0, -2, -1).diag_embed())
+            if gQ is not None:
+                gA = gA + gQ
+            return solve_triangular(R.mT, gA, upper=False, left=False)
+        gA = matmul(Q, (gA.mT - gA).tril())
+        gA = solve_triangular(R.narrow(-1, 0, m).mT, gA, upper=False, left=False)
+        gA = _place(gA, m, n)
+        return gA + matmul(Q, gR) if gR is not None else gA
+
+
+def _qr(A, mode, op):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    check_matrix(A, op, square=False)
+    check_float(A, op, "geqrf_cpu")
+    return Qr.apply(A, mode=mode)
+
+
+def linalg_qr(A, mode="reduced"):
+    """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal, ``R`` upper triangular. ``mode`` is 'reduced', 'complete'
+    (square ``Q``) or 'r' (``R`` only; ``Q`` empty)."""
+    return _QrT(*_qr(A, mode, "linalg.qr"))
+
+
+def qr(input, some=True):
+    """``(Q, R)`` of ``input`` (deprecated: use ``linalg.qr``); ``some=False`` gives the complete decomposition."""
+    return _LegacyQrT(*_qr(input, "reduced" if some else "complete", "linalg.qr"))
+
+
+class Eigh(Function):
+    @staticmethod
+    def forward(ctx, A, UPLO):
+        ctx.set_materialize_grads(False)
+        L, V = ctx.xp.linalg.eigh(A, UPLO=UPLO)
+        ctx.save_for_backward(L, V)
+        return L, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        L, V = ctx.saved_tensors
+        return _eigh_backward(gL, gV, L, V)
+
+
+def _eigh_backward(gL, gV, L, V):
+    if gV is None:
+        return None if gL is None else matmul(V * gL.unsqueeze(-2), V.mT)
+    VhgV = matmul(V.mT, gV)
+    VhgV = 0.5 * (VhgV - VhgV.mT)  # onto the skew-symmetric matrices: the tangent space of orthogonal V
+    n = L.shape[-1]
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + constant(xp_of(L).eye(n, dtype=L._data.dtype), L)
+    ret = VhgV / E
+    if gL is not None:
+        ret = ret + gL.diag_embed()
+    return matmul(V, matmul(ret, V.mT))
+
+
+class Eigvalsh(Function):
+    @staticmethod
+    def forward(ctx, A, UPLO):
+        ctx.uplo = UPLO
+        ctx.save_for_backward(A)
+        return ctx.xp.linalg.eigvalsh(A, UPLO=UPLO)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (A,) = ctx.saved_tensors
+        L, V = Eigh.apply(A, UPLO=ctx.uplo)  # recomputed so that the gradient differentiates again
+        return _eigh_backward(grad, None, L, V)
+
+
+def _check_eigh(A, UPLO, op):
+    check_matrix(A, op)
+    check_float(A, op, "linalg_eigh_cpu")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def eigh(A, UPLO="L"):
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO`` triangle
+    is read. Eigenvectors are defined up to sign: differentiate losses that do not depend on it."""
+    _check_eigh(A, UPLO, "linalg.eigh")
+    return _EighT(*Eigh.apply(A, UPLO=UPLO))
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues of each symmetric matrix, ascending."""
+    _check_eigh(A, UPLO, "linalg.eigvalsh")
+    return write_out(Eigvalsh.apply(A, UPLO=UPLO), out)
+
+
+class Svd(Function):
+    @staticmethod
+    def forward(ctx, A, full_matrices):
+        ctx.set_materialize_grads(False)
+        ctx.full = full_matrices
+        U, S, Vh = ctx.xp.linalg.svd(A, full_matrices=full_matrices)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        if ctx.full:  # only the first k singular vectors are determined
+            k = S.shape[-1]
+            U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+            gU = gU.narrow(-1, 0, k) if gU is not None else None
+            gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
+        return _svd_backward(gU, gS, gVh, U, S, Vh)
+
+
+def _svd_backward(gU, gS, gVh, U, S, Vh):
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return matmul(U, gS.unsqueeze(-1) * Vh) if m >= n else matmul(U * gS.unsqueeze(-2), Vh)
+    k = S.shape[-1]
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + constant(xp_of(S).eye(k, dtype=S._data.dtype), S)
+    ret = 0
+    if gU is not None:
+        UhgU = matmul(U.mT, gU)
+        ret = (UhgU - UhgU.mT) * S.unsqueeze(-2)
+    if gVh is not None:
+        VhgV = matmul(Vh, gVh.mT)
+        ret = ret + S.unsqueeze(-1) * (VhgV - VhgV.mT)
+    ret = ret / E
+    if gS is not None:
+        ret = ret + gS.diag_embed()
+    if m > n and gU is not None:
+        gA = matmul(U, ret)
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + gUSinv - matmul(U, matmul(U.mT, gUSinv))
+        return matmul(gA, Vh)
+    if m < n and gVh is not None:
+        gA = matmul(ret, Vh)
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mT), Vh)
+        return matmul(U, gA)
+    return matmul(U, matmul(ret, Vh)) if m >= n else matmul(matmul(U, ret), Vh)
+
+
+class Svdvals(Function):
+    @staticmethod
+    def forward(ctx, A):
+        ctx.save_for_backward(A)
+        return ctx.xp.linalg.svd(A, compute_uv=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (A,) = ctx.saved_tensors
+        U, S, Vh = Svd.apply(A, full_matrices=False)  # recomputed so that the gradient differentiates again
+        return _svd_backward(None, grad, None, U, S, Vh)
+
+
+def _check_svd(A, op):
+    check_matrix(A, op, square=False)
+    check_float(A, op, "linalg_svd_cpu")
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Singular vectors are defined up to
+    sign: differentiate losses that do not depend on it (``S``, or ``U diag(S) Vh``)."""
+    _check_svd(A, "linalg.svd")
+    return _SvdT(*Svd.apply(A, full_matrices=full_matrices))
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of each matrix, descending."""
+    _check_svd(A, "linalg.svdvals")
+    return write_out(Svdvals.apply(A), out)
+
+
+def svd(input, some=True, compute_uv=True):
+    """``(U, S, V)`` with ``input = U diag(S) V^T`` (note: ``V``, not ``Vh``); ``some=False`` gives square
+    ``U``, ``V``. With ``compute_uv=False``, ``U`` and ``V`` are zero-filled."""
+    _check_svd(input, "linalg.svd")
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        return _LegacySvdT(zeros(batch + (m, m), dtype=input.dtype, device=input.device), svdvals(input),
+                           zeros(batch + (n, n), dtype=input.dtype, device=input.device))
+    U, S, Vh = Svd.apply(input, full_matrices=not some)
+    return _LegacySvdT(U, S, Vh.mT)
+
+
+# -- pseudo-inverse, least squares, rank -------------------------------------------------------------------------
+def _tolerances(A, atol, rtol, xp):
+    """torch's rule: rtol defaults to eps * max(m, n), or to 0 where atol > 0 is given; tensors become arrays."""
+    atol, rtol = (t._data if isinstance(t, Tensor) else t for t in (atol, rtol))
+    if rtol is None:
+        default = xp.finfo(A.dtype.np).eps * max(A.shape[-2:])
+        rtol = default if atol is None else xp.where(xp.asarray(atol) > 0, 0.0, default)
+    return 0.0 if atol is None else atol, rtol
+
+
+def _cutoff(xp, s, atol, rtol):
+    """The per-matrix threshold ``max(atol, rtol * max(s))`` shaped to compare with ``s (*, k)``."""
+    smax = xp.max(s, axis=-1) if s.shape[-1] else xp.zeros(s.shape[:-1], s.dtype)
+    return xp.maximum(xp.asarray(atol, s.dtype), xp.asarray(rtol, s.dtype) * smax)[..., None]
+
+
+def _pinv_raw(xp, A, atol, rtol, hermitian=False):
+    """The pseudo-inverse of raw ``A``, and the singular values (absolute eigenvalues) it kept or dropped."""
+    if hermitian:
+        w, V = xp.linalg.eigh(A)
+        s = xp.abs(w)
+        keep = s > _cutoff(xp, s, atol, rtol)
+        winv = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(A.dtype)
+        return xp.matmul(V * winv[..., None, :], xp.swapaxes(V, -1, -2)), s, keep
+    U, s, Vh = xp.linalg.svd(A, full_matrices=False)
+    keep = s > _cutoff(xp, s, atol, rtol)
+    sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(A.dtype)
+    return xp.matmul(xp.swapaxes(Vh, -1, -2) * sinv[..., None, :], xp.swapaxes(U, -1, -2)), s, keep
+
+
+def _pinv_backward(grad, P, A):
+    m, n = A.shape[-2:]
+    Ph, gh = P.mT, grad.mT
+    if m <= n:
+        K = matmul(gh, P)
+        KPh = matmul(K, Ph)
+        return -matmul(P, K).mT + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
+    K = matmul(P, gh)
+    PhK = matmul(Ph, K)
+    return -matmul(K, P).mT + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
+
+
+class Pinv(Function):
+    @staticmethod
+    def forward(ctx, A, atol, rtol, hermitian):
+        P = _pinv_raw(ctx.xp, A, atol, rtol, hermitian)[0]
+        ctx.save_for_backward(A, P)
+        return P
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, P = ctx.saved_tensors
+        return _pinv_backward(grad, P, A)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The Moore-Penrose pseudo-inverse: singular values at or below ``max(atol, rtol * max(S))`` are dropped
+    (``rtol`` defaults to ``eps * max(m, n)``; ``rcond`` is the legacy name of ``rtol``)."""
+    if A.ndim < 2 or A.dtype not in (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128):
+        raise RuntimeError(f"linalg.pinv({scalar_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or "
+                           "more dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    atol, rtol = _tolerances(A, atol, rtol, xp_of(A))
+    return write_out(Pinv.apply(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+
+
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse, dropping singular values below ``rcond * max(S)``."""
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values above ``max(atol, rtol * max(S))`` (``tol`` is the legacy ``atol``)."""
+    check_matrix(A, "linalg.matrix_rank", square=False)
+    if A.dtype not in (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    xp = xp_of(A)
+    atol, rtol = _tolerances(A, atol, rtol, xp)
+    a = A._data
+    s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+    rank = xp.sum(s > _cutoff(xp, s, atol, rtol), axis=-1).astype("int64")
+    return write_out(constant(xp.asarray(rank), A), out)
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+class Lstsq(Function):
+    """The minimum-norm least-squares solution of ``A X = B`` for ``B (*, m, k)``, and what ``driver`` reports."""
+
+    @staticmethod
+    def forward(ctx, A, B, rtol, driver):
+        xp = ctx.xp
+        ctx.set_materialize_grads(False)
+        m, n = A.shape[-2:]
+        P, s, keep = _pinv_raw(xp, A, 0.0, rtol)
+        X = xp.matmul(P, B)
+        batch = X.shape[:-2]
+        rank = xp.broadcast_to(xp.sum(keep, axis=-1), batch).astype("int64")
+        residuals = xp.empty((0,), A.dtype)
+        if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+            r = xp.matmul(A, X) - B
+            residuals = xp.sum(r * r, axis=-2)
+        rank = xp.empty((0,), "int64") if driver == "gels" else rank
+        sv = xp.empty((0,), A.dtype)
+        if driver in ("gelsd", "gelss"):
+            sv = xp.broadcast_to(s, batch + s.shape[-1:]).copy()
+        ctx.mark_non_differentiable(sv)
+        ctx.save_for_backward(A, B, X)
+        return X, residuals, rank, sv
+
+    @staticmethod
+    def backward(ctx, gX, gL, grank, gsv):
+        A, B, X = ctx.saved_tensors
+        gA = gB = None
+        if gX is not None:
+            P = pinv(A)
+            gA = _pinv_backward(matmul(gX, B.mT), P, A) if ctx.needs_input_grad[0] else None
+            gB = matmul(P.mT, gX)
+        if gL is not None and gL.numel():  # Danskin: X is optimal, so only the explicit dependence counts
+            r = matmul(A, X) - B
+            gL = gL.unsqueeze(-2)
+            gAL, gBL = 2 * matmul(gL * r, X.mT), -2 * gL * r
+            gA, gB = (gAL, gBL) if gX is None else (gA + gAL if gA is not None else None, gB + gBL)
+        return gA, gB
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B``, as ``(solution, residuals, rank, singular_values)``.
+
+    The solution is the minimum-norm one (singular values below ``rcond * max(S)`` are dropped). As on torch's
+    CPU, ``rank`` is filled unless ``driver='gels'``, ``singular_values`` for 'gelsd' and 'gelss', and
+    ``residuals`` (squared residual norms) when ``m > n``, every matrix has full rank and the driver is not the
+    default 'gelsy'.
+    """
+    op = "torch.linalg.lstsq"
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    check_float(A, op)
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got input's dtype "
+                           f"{scalar_name(A.dtype)} and other's dtype {scalar_name(B.dtype)}")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = A.ndim == B.ndim + 1
+    if B.shape[-1 if vector else -2] != A.shape[-2]:
+        raise RuntimeError(f"{op}: input.size(-2) should match other.size({-1 if vector else -2})")
+    Bm = reshape(B, tuple(B.shape) + (1,)) if vector else B
+    broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    rtol = xp_of(A).finfo(A.dtype.np).eps * max(A.shape[-2:]) if rcond is None else rcond
+    X, residuals, rank, sv = Lstsq.apply(A, Bm, rtol=rtol, driver=driver)
+    return _LstsqT(reshape(X, tuple(X.shape[:-1])) if vector else X, residuals, rank, sv)
+
+
+# -- matrix functions --------------------------------------------------------------------------------------------
+class EyeLike(Function):
+    """Identity matrices shaped like ``A``; ``A``'s gradient is zero (torch keeps the graph for ``A ** 0``)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        xp = ctx.xp
+        return xp.ascontiguousarray(xp.broadcast_to(xp.eye(A.shape[-1], dtype=A.dtype), A.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+def matrix_power(A, n, *, out=None):
+    """``A`` multiplied by itself ``n`` times; ``n = 0`` gives the identity and ``n < 0`` powers of the inverse."""
+    check_matrix(A, "linalg.matrix_power")
+    if n == 0:
+        return write_out(EyeLike.apply(A), out)
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    while n:  # binary exponentiation
+        if n & 1:
+            result = A if result is None else matmul(result, A)
+        n >>= 1
+        if n:
+            A = matmul(A, A)
+    return write_out(result * 1 if result is A else result, out)
+
+
+def _expm(xp, A):
+    sl = _scipy_linalg(xp)
+    if A.ndim == 2 or xp.__name__ == "numpy":
+        return sl.expm(A)
+    flat = A.reshape((-1,) + A.shape[-2:])
+    return xp.stack([sl.expm(m) for m in flat]).reshape(A.shape)
+
+
+class MatrixExp(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, A):
+        ctx.save_for_backward(A)
+        return _expm(ctx.xp, A).astype(A.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # The adjoint of the Frechet derivative: the upper-right block of exp([[A^T, G], [0, A^T]]).
+        (A,) = ctx.saved_tensors
+        n = A.shape[-1]
+        At = A.mT
+        M = _place(At, 2 * n, 2 * n) + _place(grad, 2 * n, 2 * n, 0, n) + _place(At, 2 * n, 2 * n, n, n)
+        return MatrixExp.apply(M).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+def matrix_exp(A):
+    """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
+    check_matrix(A, "linalg.matrix_exp")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(A.dtype)}")
+    return MatrixExp.apply(A)
+
+
+def cholesky(input, upper=False, *, out=None):
+    """The Cholesky factor (deprecated: use ``linalg.cholesky``)."""
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                  "PyTorch release.", UserWarning, stacklevel=2)
+    return linalg_cholesky(input, upper=upper, out=out)
+
+
+register(qr, svd, pinverse, matrix_power, matrix_exp, cholesky)

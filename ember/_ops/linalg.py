@@ -1,0 +1,140 @@
+"""Linear algebra: products (matmul.py), solvers (solve.py), decompositions (decomp.py), and matrix norms, cross
+and vecdot here."""
+import math
+import string
+import warnings
+
+from .. import _dtype
+from .._tensor import register, write_out
+from .decomp import *  # noqa: F401,F403
+from .decomp import __all__ as _decomp_all
+from .decomp import svdvals
+from .matmul import *  # noqa: F401,F403
+from .matmul import __all__ as _matmul_all
+from .matmul import broadcast_shapes, constant, einsum_labels, scalar_name, xp_of
+from .solve import *  # noqa: F401,F403
+from .solve import __all__ as _solve_all
+from .reduce import vector_norm
+from .view import reshape
+
+__all__ = list(_matmul_all) + list(_solve_all) + list(_decomp_all) + ["cross"]
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The matrix norm of the matrices in dimensions ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2
+    (largest / smallest singular value), 1 / -1 (max / min column sum of ``|A|``), inf / -inf (row sums).
+
+    Example::
+
+        >>> ember.linalg.matrix_norm(ember.tensor([[1., -2.], [3., 4.]]), ord=1)
+        tensor(6.)
+    """
+    op = "linalg.matrix_norm"
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+    d0, d1 = A._wrap_dim(dims[0]), A._wrap_dim(dims[1])
+    if d0 == d1:
+        raise RuntimeError(f"{op}: dims must be different. Got ({dims[0]}, {dims[1]})")
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"{op}: Order {ord} not supported.")
+    if ord == "fro" or A.numel() == 0:  # every matrix norm of an empty matrix is 0
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype, out=out)
+    if ord in ("nuc", 2, -2):
+        if dtype is not None:
+            dt = _dtype.to_dtype(dtype)
+            if _dtype.promote_types(A.dtype, dt) is not dt:
+                raise RuntimeError(f"{op}: the dtype of the input ({scalar_name(A.dtype)}) should be convertible "
+                                   f"without narrowing to the specified dtype ({scalar_name(dt)})")
+            A = A.to(dt)
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = vector_norm(s, {"nuc": 1, 2: math.inf, -2: -math.inf}[ord], -1)
+        if keepdim:
+            r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return write_out(r, out)
+    summed, maxed = (d0, d1) if ord in (1, -1) else (d1, d0)
+    r = vector_norm(vector_norm(A, 1, summed, True, dtype=dtype), math.inf if ord > 0 else -math.inf, maxed, True)
+    if not keepdim:
+        r = reshape(r, tuple(s for i, s in enumerate(r.shape) if i not in (d0, d1)))
+    return write_out(r, out)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """A vector norm (``dim`` of length 1, or a 1-D ``A``) or a matrix norm (``dim`` of length 2, a 2-D ``A``, or
+    a string ``ord``). Without ``ord`` and ``dim``, the 2-norm of all elements."""
+    if dim is None and ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    else:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                               f"{A.ndim}D.")
+        dims = tuple(range(A.ndim))
+    if isinstance(ord, str) or len(dims) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else dims, keepdim,
+                           dtype=dtype, out=out)
+    return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype, out=out)
+
+
+def _levi_civita(xp, dtype):
+    e = xp.zeros((3, 3, 3), dtype)
+    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        e[i, j, k], e[j, i, k] = 1, -1
+    return e
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along ``dim``; other dimensions broadcast."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = input._wrap_dim(dim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(other.dtype)}")
+    broadcast_shapes(input.shape, other.shape)
+    # cross(a, b)_k = eps_ijk a_i b_j, with eps the Levi-Civita symbol
+    base = string.ascii_letters[:input.ndim]
+    i, j, k = base[d], "Y", "Z"
+    eps = constant(_levi_civita(xp_of(input), input.dtype.np), input)
+    r = einsum_labels([input, other, eps], [base, base.replace(i, j), i + j + k], base.replace(i, k))
+    return write_out(r, out)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """The cross product along ``dim`` (by default, with a warning, the first dimension of size 3)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        dim = next((i for i, s in enumerate(broadcast_shapes(input.shape, other.shape)) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim, out=out)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """The dot product of vectors along ``dim`` (the first conjugated), broadcasting the other dimensions."""
+    for t in (x, y):
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                               f"{scalar_name(t.dtype)}")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{scalar_name(x.dtype)} and y of type {scalar_name(y.dtype)} instead")
+    n, m = x.shape[x._wrap_dim(dim)], y.shape[y._wrap_dim(dim)]
+    if n != m and n != 1 and m != 1:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
+                           f"elements, but got {n} and {m} elements respectively")
+    return write_out((x.conj() * y).sum(dim), out)
+
+
+register(cross)

@@ -1,0 +1,218 @@
+"""Cumulative ops along a dimension: cumsum, cumprod, cummax, cummin, logcumsumexp."""
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+import ml_dtypes
+
+from .. import _dtype, return_types
+from .._tensor import inplace, register, wrap_dim, write_out
+from ..autograd.function import Function
+from .order import SparseScatter, flat_index
+from .reduce import _cast, _quiet, _sum_dtype, _tname, numpy_aliases
+
+_INT64 = _dtype.int64.np
+
+
+def _flip(xp, x, dim, reverse):
+    return xp.ascontiguousarray(xp.flip(x, dim)) if reverse else x
+
+
+def scan(xp, x, dim, op):
+    """Inclusive scan of ``x`` along ``dim`` with an associative binary ufunc, in log2(n) vectorized steps (NumPy
+    and CuPy alike, for ops without a native cumulative form)."""
+    x = xp.moveaxis(x, dim, -1).copy()
+    n, step = x.shape[-1], 1
+    while step < n:
+        x[..., step:] = op(x[..., step:], x[..., :-step])
+        step *= 2
+    return xp.ascontiguousarray(xp.moveaxis(x, -1, dim))
+
+
+class Cumsum(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim, reverse=False, dtype=None):
+        xp = ctx.xp
+        ctx.dim, ctx.reverse = dim, reverse
+        shape = x.shape
+        if x.ndim == 0:
+            x = x.reshape(1)
+        y = _flip(xp, xp.cumsum(_flip(xp, x, dim, reverse), axis=dim, dtype=dtype), dim, reverse)
+        return y.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Cumsum.apply(grad, dim=ctx.dim, reverse=not ctx.reverse)
+
+
+@numpy_aliases
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``; integers and bools accumulate in int64.
+
+    Example::
+
+        >>> ember.tensor([1., 2., 3.]).cumsum(0)
+        tensor([1., 3., 6.])
+    """
+    dim = wrap_dim(dim, input.ndim)
+    return write_out(Cumsum.apply(_cast(input, dtype), dim=dim, dtype=_sum_dtype(input, dtype)), out)
+
+
+class Cumprod(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim, reverse=False, dtype=None):
+        xp = ctx.xp
+        ctx.dim, ctx.reverse = dim, reverse
+        x1 = x.reshape(1) if x.ndim == 0 else x
+        y = _flip(xp, xp.cumprod(_flip(xp, x1, dim, reverse), axis=dim, dtype=dtype), dim, reverse).reshape(x.shape)
+        ctx.has_zero = bool(ctx.needs_input_grad) and bool((x == 0).any())
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        if not ctx.has_zero:
+            return Cumsum.apply(grad * y, dim=ctx.dim, reverse=not ctx.reverse) / x
+        if not x.ndim:
+            return grad
+        if not ctx.reverse:
+            return _cumprod_grad(grad, x, ctx.dim)
+        from .. import flip
+        return flip(_cumprod_grad(flip(grad, (ctx.dim,)), flip(x, (ctx.dim,)), ctx.dim), (ctx.dim,))
+
+
+def exclusive_cumprod(x, dim, reverse=False):
+    """``prod(x[:k])`` (``reverse``: ``prod(x[k+1:])``) at each k along ``dim``, differentiably."""
+    from .. import cat, narrow, ones
+    n = x.shape[dim]
+    one = ones([1 if d == dim else s for d, s in enumerate(x.shape)], dtype=x.dtype, device=x.device)
+    if reverse:
+        return Cumprod.apply(cat([narrow(x, dim, 1, n - 1), one], dim), dim=dim, reverse=True)
+    return Cumprod.apply(cat([one, narrow(x, dim, 0, n - 1)], dim), dim=dim)
+
+
+def _cumprod_grad(g, x, dim):
+    """The cumprod gradient without dividing by ``x`` (exact with zeros, to every order):
+    dx_k = prod(x[:k]) * S_k with S_k = g_k + x_{k+1} S_{k+1}, a linear recurrence scanned in log2(n) steps."""
+    from .. import cat, narrow
+    n = x.shape[dim]
+    if n <= 1:
+        return g
+    s = g
+    m = cat([narrow(x, dim, 1, n - 1), narrow(x, dim, 0, 1) * 0], dim)  # m_k = x_{k+1}
+    step = 1
+    while step < n:  # (s, m) over windows of `step`: S_k = s_k + m_k * S_{k+step}
+        head, tail = n - step, step
+        s = cat([narrow(s, dim, 0, head) + narrow(m, dim, 0, head) * narrow(s, dim, step, head),
+                 narrow(s, dim, head, tail)], dim)
+        m = cat([narrow(m, dim, 0, head) * narrow(m, dim, step, head), narrow(m, dim, head, tail)], dim)
+        step *= 2
+    return exclusive_cumprod(x, dim) * s
+
+
+@numpy_aliases
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``; integers and bools accumulate in int64. Gradients are exact with zeros.
+
+    Example::
+
+        >>> ember.tensor([1., 2., 3.]).cumprod(0)
+        tensor([1., 2., 6.])
+    """
+    dim = wrap_dim(dim, input.ndim)
+    return write_out(Cumprod.apply(_cast(input, dtype), dim=dim, dtype=_sum_dtype(input, dtype)), out)
+
+
+class CumExtreme(Function):
+    """Running max (``largest``) or min and the index where it was last attained; NaN propagates."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim, largest):
+        xp = ctx.xp
+        ctx.shape = shape = x.shape
+        if x.ndim == 0:
+            x = x.reshape(1)
+        v = scan(xp, x, dim, xp.maximum if largest else xp.minimum)
+        hit = x == v  # a new extreme (or a tie: torch takes the later index), or a NaN
+        if x.dtype.kind == "f":
+            hit |= xp.isnan(x)
+        n = x.shape[dim]
+        steps = xp.arange(n).reshape((n,) + (1,) * (x.ndim - dim - 1))
+        idx = scan(xp, xp.where(hit, steps, 0), dim, xp.maximum)
+        if ctx.needs_input_grad:
+            ctx.flat = flat_index(xp, idx, dim, x.shape).reshape(shape + (1,))
+        return v.reshape(shape), idx.astype(_INT64).reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        return SparseScatter.apply(grad, flat=ctx.flat, weights=None, shape=ctx.shape)
+
+
+@numpy_aliases
+def cummax(input, dim):
+    """``(values, indices)``: the running maximum along ``dim`` and where it was attained.
+
+    Example::
+
+        >>> ember.cummax(ember.tensor([1., 3., 2.]), 0)
+        ember.return_types.cummax(
+        values=tensor([1., 3., 3.]),
+        indices=tensor([0, 1, 1]))
+    """
+    return return_types.cummax(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=True))
+
+
+@numpy_aliases
+def cummin(input, dim):
+    """``(values, indices)``: the running minimum along ``dim`` and where it was attained."""
+    return return_types.cummin(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=False))
+
+
+class LogCumsumExp(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim, reverse=False):
+        xp = ctx.xp
+        ctx.dim, ctx.reverse = dim, reverse
+        x1 = x.reshape(1) if x.ndim == 0 else x
+        with _quiet(xp):
+            y = _flip(xp, scan(xp, _flip(xp, x1, dim, reverse), dim, xp.logaddexp), dim, reverse).reshape(x.shape)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dx_i = sum_{j >= i} g_j exp(x_i - y_j), summed in log space separately for the positive and negative
+        # parts of g so that nothing overflows.
+        from .. import where
+        x, y = ctx.saved_tensors
+        lowest = float(ml_dtypes.finfo(grad.dtype.np).min)
+        log_abs = grad.abs().log()
+        pos = where(grad > 0, log_abs, lowest)
+        neg = where(grad < 0, log_abs, lowest)
+
+        def rlcse(t):
+            return LogCumsumExp.apply(t, dim=ctx.dim, reverse=not ctx.reverse)
+        return (rlcse(pos - y) + x).exp() - (rlcse(neg - y) + x).exp()
+
+
+@numpy_aliases
+def logcumsumexp(input, dim, *, out=None):
+    """``log(cumsum(exp(input), dim))``, computed stably.
+
+    Example::
+
+        >>> ember.tensor([0., 0.]).logcumsumexp(0)
+        tensor([0.0000, 0.6931])
+    """
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_tname(input.dtype)}'")
+    return write_out(LogCumsumExp.apply(input, dim=wrap_dim(dim, input.ndim)), out)
+
+
+register(cumsum, cumprod, cummax, cummin, logcumsumexp, cumsum_=inplace(cumsum), cumprod_=inplace(cumprod))

@@ -1,0 +1,162 @@
+"""softmax, log_softmax and softmin along a dimension: stable at large logits, with one-line backwards."""
+
+__all__ = ["softmax", "log_softmax"]
+import warnings
+
+from .._tensor import register, wrap_dim
+from ..autograd.function import Function
+from .reduce import _quiet, _tname, numpy_aliases
+
+
+def _shifted(xp, x, dim):
+    """``x`` minus its max along ``dim`` (so that exp never overflows), as a new array."""
+    if x.shape[dim] == 0:
+        return x.copy()
+    return x - xp.amax(x, axis=dim, keepdims=True)
+
+
+def _axis(t, dim):
+    return dim if t.ndim else ()
+
+
+class Softmax(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        ctx.dim = dim
+        with _quiet(xp):
+            e = _shifted(xp, x.reshape(1) if x.ndim == 0 else x, dim)
+            xp.exp(e, out=e)
+            e /= xp.sum(e, axis=dim, keepdims=True)
+        y = e.reshape(x.shape)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return SoftmaxBackward.apply(grad, y, dim=_axis(y, ctx.dim))
+
+
+class SoftmaxBackward(Function):
+    """``y * (g - sum(g * y, dim))``, fused; differentiable again for higher-order gradients."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        ctx.dim = dim
+        gy = g * y
+        gy -= y * ctx.xp.sum(gy, axis=dim, keepdims=True)
+        ctx.save_for_backward(g, y)
+        return gy
+
+    @staticmethod
+    def backward(ctx, go):
+        g, y = ctx.saved_tensors
+        d = ctx.dim
+        gg = SoftmaxBackward.apply(go, y, dim=d) if ctx.needs_input_grad[0] else None
+        gy = None
+        if ctx.needs_input_grad[1]:
+            gy = go * (g - (g * y).sum(d, keepdim=True)) - g * (go * y).sum(d, keepdim=True)
+        return gg, gy
+
+
+class LogSoftmax(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        ctx.dim = dim
+        with _quiet(xp):
+            s = _shifted(xp, x.reshape(1) if x.ndim == 0 else x, dim)
+            s -= xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+        y = s.reshape(x.shape)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return LogSoftmaxBackward.apply(grad, y, dim=_axis(y, ctx.dim))
+
+
+class LogSoftmaxBackward(Function):
+    """``g - exp(y) * sum(g, dim)``, fused; differentiable again for higher-order gradients."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        xp = ctx.xp
+        ctx.dim = dim
+        out = xp.exp(y)
+        out *= -xp.sum(g, axis=dim, keepdims=True)
+        out += g
+        ctx.save_for_backward(g, y)
+        return out
+
+    @staticmethod
+    def backward(ctx, go):
+        g, y = ctx.saved_tensors
+        d = ctx.dim
+        e = y.exp()
+        gg = go - (go * e).sum(d, keepdim=True) if ctx.needs_input_grad[0] else None
+        gy = -go * e * g.sum(d, keepdim=True) if ctx.needs_input_grad[1] else None
+        return gg, gy
+
+
+def _apply(op, name, input, dim, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    d = wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        if input.numel() == 0:  # torch returns before dispatching on the dtype
+            return input.to(input.dtype, copy=True)
+        kernel = "lastdim_kernel_impl" if d == input.ndim - 1 or input.ndim == 0 else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for '{_tname(input.dtype)}'")
+    return op.apply(input, dim=d)
+
+
+@numpy_aliases
+def softmax(input, dim, dtype=None):
+    """``exp(input) / sum(exp(input), dim)``, computed stably; ``dtype`` casts the input first.
+
+    Example::
+
+        >>> ember.tensor([1e4, 1e4]).softmax(0)
+        tensor([0.5000, 0.5000])
+    """
+    return _apply(Softmax, "softmax", input, dim, dtype)
+
+
+@numpy_aliases
+def log_softmax(input, dim, dtype=None):
+    """``log(softmax(input, dim))``, computed stably (no log of an underflowed zero).
+
+    Example::
+
+        >>> ember.tensor([0., 1e4]).log_softmax(0)
+        tensor([-10000.,      0.])
+    """
+    return _apply(LogSoftmax, "log_softmax", input, dim, dtype)
+
+
+def implicit_dim(name, ndim, stacklevel):
+    """The dim ``nn.functional.softmax`` and friends pick when none is given (deprecated in torch, with a warning)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input, dim)`` (``nn.functional.softmin``)."""
+    if dim is None:
+        dim = implicit_dim("softmin", input.ndim, _stacklevel)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _apply(Softmax, "softmax", -input if input.dtype.is_floating_point else input, dim, None)
+
+
+register(softmax, log_softmax)

@@ -1,0 +1,264 @@
+"""Sorting and searching: sort/argsort/msort, topk, kthvalue, unique/unique_consecutive, searchsorted/bucketize.
+
+Comparisons follow torch: NaN is larger than every number (last in ascending order, first in descending), and the
+order of equal elements is kept (a stable sort) wherever torch's CPU kernels keep it.
+"""
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
+           "bucketize"]
+import math
+
+from .. import _dtype, return_types
+from .._tensor import Tensor, register, wrap_dim, write_out
+from ..autograd.function import Function
+from ._strided import ScatterAdd
+
+
+def _result(name, qualname):
+    """A (values, indices) named tuple printed as torch.return_types.<name>, picklable from this module."""
+    cls = return_types.structseq(name, ("values", "indices"))
+    cls.__module__, cls.__qualname__ = __name__, qualname
+    return cls
+
+
+SortResult = _result("sort", "SortResult")
+TopkResult = _result("topk", "TopkResult")
+KthvalueResult = _result("kthvalue", "KthvalueResult")
+
+
+def _argsort(xp, x, axis, descending):
+    """Stable argsort along ``axis``; NaN last ascending, first descending (equal elements keep their order)."""
+    if not descending:
+        return xp.argsort(x, axis=axis, kind="stable")
+    # Sorting the reversed array ascending and reversing the result keeps equal elements in order.
+    idx = xp.flip(xp.argsort(xp.flip(x, axis), axis=axis, kind="stable"), axis)
+    return (x.shape[axis] - 1) - idx
+
+
+def _flat_positions(xp, idx, axis, shape):
+    """The flat position, in an array of ``shape``, of each element ``idx`` picks along ``axis``."""
+    pos = xp.arange(math.prod(shape)).reshape(shape)
+    return xp.take_along_axis(pos, idx, axis=axis)
+
+
+class Pick(Function):
+    """Selects elements of ``x`` by sorted position along ``dim``: positions ``start:stop`` of the stable order
+    (``descending`` or not), as (values, indices). The values' gradient flows back to the picked elements."""
+    half_in_float32 = True  # NumPy sorts float16/bfloat16 slowly or not at all; values round-trip exactly
+
+    @staticmethod
+    def forward(ctx, x, dim, descending, start, stop, keepdim):
+        xp = ctx.xp
+        ctx.shape = x.shape
+        if x.ndim == 0:
+            idx = xp.zeros((), dtype="int64")
+            ctx.flat = idx
+            return x.copy(), idx
+        idx = _argsort(xp, x, dim, descending)
+        if (start, stop) != (0, x.shape[dim]):
+            idx = idx[(slice(None),) * dim + (slice(start, stop),)]
+        ctx.flat = _flat_positions(xp, idx, dim, x.shape)
+        values = xp.take_along_axis(x, idx, axis=dim)
+        if not keepdim:
+            idx, values = xp.squeeze(idx, dim), xp.squeeze(values, dim)
+            ctx.flat = xp.squeeze(ctx.flat, dim)
+        return values, idx.astype("int64")
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        return ScatterAdd.apply(grad, index=ctx.flat, shape=ctx.shape)
+
+
+def _no_bool(t, kernel):
+    if t.dtype is _dtype.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _write_pair(result, out, cls):
+    if out is None:
+        return cls(*result)
+    write_out(result[0], out[0])
+    write_out(result[1], out[1])
+    return cls(*out)
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """Sorts ``input`` along ``dim``; returns (values, indices). NaN sorts as the largest value; equal elements
+    keep their order.
+
+    Example::
+
+        >>> ember.sort(ember.tensor([3., 1., 2.]))
+        ember.return_types.sort(
+        values=tensor([1., 2., 3.]),
+        indices=tensor([1, 2, 0]))
+    """
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    return _write_pair(Pick.apply(input, dim=d, descending=bool(descending), start=0, stop=n, keepdim=True), out,
+                       SortResult)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input):
+    """``input`` sorted along its first dimension."""
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, in sorted order; (values, indices)."""
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    return _write_pair(Pick.apply(input, dim=d, descending=bool(largest), start=0, stop=int(k), keepdim=True), out,
+                       TopkResult)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The ``k``-th smallest element (1-based) of ``input`` along ``dim`` and its index."""
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    _no_bool(input, "kthvalue_cpu")
+    return _write_pair(Pick.apply(input, dim=d, descending=False, start=int(k) - 1, stop=int(k),
+                                  keepdim=bool(keepdim) or input.ndim == 0), out, KthvalueResult)
+
+
+class Unique(Function):
+    """Distinct elements (or slices along ``dim``) as (values, inverse, counts); NaNs are all distinct, as torch."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, dim, consecutive):
+        xp = ctx.xp
+        shape = x.shape
+        if dim is None:
+            rows = x.reshape(-1, 1)
+        else:
+            if any(s == 0 for i, s in enumerate(shape) if i != dim):
+                raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                                   "applied")
+            rows = xp.moveaxis(x, dim, 0).reshape(shape[dim], -1)
+        n = rows.shape[0]
+        if consecutive:
+            perm = xp.arange(n)
+        elif rows.shape[1] == 1:
+            perm = xp.argsort(rows[:, 0], kind="stable")
+        else:  # lexicographic order of the slices; lexsort's primary key is the last
+            perm = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(n)
+        srt = rows[perm]
+        new = xp.ones(n, dtype=bool)
+        if n:
+            new[1:] = xp.any(srt[1:] != srt[:-1], axis=1)
+        group = xp.cumsum(new) - 1
+        inverse = xp.empty(n, dtype="int64")
+        inverse[perm] = group
+        starts = xp.nonzero(new)[0]
+        counts = xp.diff(xp.concatenate([starts, xp.asarray([n])])).astype("int64")
+        values = srt[new]
+        if dim is None:
+            return values.reshape(-1), inverse.reshape(shape), counts
+        values = xp.moveaxis(values.reshape((-1,) + shape[:dim] + shape[dim + 1:]), 0, dim)
+        return values, inverse, counts
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+def _unique_result(res, return_inverse, return_counts):
+    values, inverse, counts = res
+    if not return_inverse and not return_counts:
+        return values
+    return (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements of ``input`` in ascending order (slices along ``dim`` if given), optionally with the
+    index of each input element in them (``return_inverse``) and their multiplicities (``return_counts``).
+
+    Example::
+
+        >>> ember.unique(ember.tensor([3, 1, 3]), return_counts=True)
+        (tensor([1, 3]), tensor([1, 2]))
+    """
+    d = None if dim is None else wrap_dim(dim, input.ndim)
+    return _unique_result(Unique.apply(input, dim=d, consecutive=False), return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive elements (or slices along ``dim``) of ``input`` into one."""
+    d = None if dim is None else wrap_dim(dim, input.ndim)
+    return _unique_result(Unique.apply(input, dim=d, consecutive=True), return_inverse, return_counts)
+
+
+class SearchSorted(Function):
+    promote = True
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, seq, values, side, sorter, int32):
+        xp = ctx.xp
+        if sorter is not None:
+            seq = xp.take_along_axis(seq, sorter, axis=-1)
+        if seq.ndim <= 1:
+            out = xp.searchsorted(seq, values, side=side)
+        else:
+            rows = seq.reshape(-1, seq.shape[-1])
+            vals = values.reshape(rows.shape[0], -1)
+            out = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, vals)]).reshape(values.shape)
+        return xp.asarray(out).astype("int32" if int32 else "int64")
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """For each value of ``input``, the index where it would be inserted into the innermost dimension of
+    ``sorted_sequence`` to keep it sorted (after equal entries with ``right=True`` / ``side='right'``).
+
+    Example::
+
+        >>> ember.searchsorted(ember.tensor([1, 3, 5, 7]), ember.tensor([3, 6, 9]))
+        tensor([1, 3, 4])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    seq = sorted_sequence
+    _no_bool(seq, "searchsorted_out_cpu")
+    if isinstance(input, Tensor):
+        if seq.ndim > 1 and (input.ndim != seq.ndim or input.shape[:-1] != seq.shape[:-1]):
+            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                               "dimensions of boundaries tensor and input value tensor must match, but we got "
+                               f"boundaries tensor {list(seq.shape)} and input value tensor {list(input.shape)}")
+    elif seq.ndim > 1:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+                           f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
+    if sorter is not None:
+        if sorter.shape != seq.shape:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
+        sorter = sorter._data
+    res = SearchSorted.apply(seq, input, side="right" if right else "left", sorter=sorter, int32=bool(out_int32))
+    return write_out(res, out)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The index of the bucket of ``boundaries`` (1-D, ascending) each element of ``input`` falls in:
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<= x <`` with ``right=True``)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+register(sort, argsort, msort, topk, kthvalue, unique, unique_consecutive)

@@ -1,0 +1,5 @@
+"""Neural networks: Module and its containers, layers, parameter initialisation."""
+from .parameter import Parameter, Buffer
+from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Flatten,
+                      Unflatten)
+from . import init, modules, parameter

@@ -1,0 +1,106 @@
+"""Adam, with optional AMSGrad and decoupled (AdamW) weight decay."""
+from .._creation import zeros_like
+from .._tensor import Tensor
+from .optimizer import Optimizer, _grad_array, _lerp_, _real, _scalar_tensor, _to_scalar, _xp
+
+__all__ = ["Adam"]
+
+
+def _check_betas(lr, eps, betas, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _moments(xp, g, exp_avg, exp_avg_sq, beta1, beta2, tmp):
+    """The first and second moment updates shared by the Adam family."""
+    _lerp_(xp, exp_avg, g, 1 - beta1, tmp)
+    exp_avg_sq *= beta2
+    xp.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    exp_avg_sq += tmp
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam``.
+
+    Args:
+        params (iterable): parameters or param groups to optimize.
+        lr (float): learning rate. Default: 1e-3
+        betas (Tuple[float, float]): decay rates of the gradient's running average and of its square.
+            Default: (0.9, 0.999)
+        eps (float): term added to the denominator. Default: 1e-8
+        weight_decay (float): weight decay (L2 penalty, or decoupled with ``decoupled_weight_decay``). Default: 0
+        amsgrad (bool): use the AMSGrad variant. Default: False
+        maximize (bool): maximize the objective. Default: False
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW. Default: False
+
+    ``foreach``, ``capturable``, ``differentiable`` and ``fused`` are accepted for compatibility.
+
+    Example::
+
+        >>> w = ember.nn.Parameter(ember.tensor([1.0, 2.0]))
+        >>> opt = ember.optim.Adam([w], lr=0.1)
+        >>> w.grad = ember.tensor([1.0, -1.0])
+        >>> opt.step()
+        >>> w
+        Parameter containing:
+        tensor([0.9000, 2.1000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check_betas(_to_scalar(lr), eps, betas, weight_decay)
+        if not (isinstance(betas[0], float) and isinstance(betas[1], float)
+                or isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        betas = tuple(_to_scalar(b) for b in betas)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, group):
+        state = {"step": _scalar_tensor(0.0), "exp_avg": zeros_like(p), "exp_avg_sq": zeros_like(p)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = zeros_like(p)
+        return state
+
+    def _update(self, p, grad, state, group):
+        xp = _xp(p)
+        param = _real(p._data)
+        g = _grad_array(p, grad, group["maximize"])
+        exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
+        beta1, beta2 = group["betas"]
+        lr, wd, eps = _to_scalar(group["lr"]), group["weight_decay"], group["eps"]
+        step_t = state["step"]._data
+        step_t += 1
+        step = float(step_t)
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                param *= 1 - lr * wd
+            else:
+                g = param * wd + g
+        tmp = xp.empty_like(param)
+        _moments(xp, g, exp_avg, exp_avg_sq, beta1, beta2, tmp)
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        if group["amsgrad"]:
+            max_sq = _real(state["max_exp_avg_sq"]._data)
+            xp.maximum(max_sq, exp_avg_sq, out=max_sq)
+            exp_avg_sq = max_sq
+        xp.sqrt(exp_avg_sq, out=tmp)  # tmp is the denominator from here
+        tmp /= bias_correction2_sqrt
+        tmp += eps
+        xp.divide(exp_avg * -step_size, tmp, out=tmp)
+        param += tmp

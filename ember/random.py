@@ -1,0 +1,6 @@
+"""``torch.random``: seeding and the state of the default generator."""
+from ._random import (Generator, default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed,
+                      set_rng_state)
+
+__all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed",
+           "set_rng_state"]
