@@ -28,7 +28,8 @@ from ._ops.sort import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
-from . import autograd, cuda
+from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled
+from . import autograd, cuda, return_types
 from . import linalg
 from . import random
 from . import nn, optim

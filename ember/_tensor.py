@@ -17,8 +17,14 @@ class Tensor:
     Create tensors with ``ember.tensor``, ``ember.zeros`` and friends; ``Tensor(data)`` is ``ember.tensor(data)``.
     """
 
-    __slots__ = ("_data", "dtype", "device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc", "_base",
-                 "_hooks", "_retains_grad", "_view_chain", "__weakref__", "__dict__")
+    __slots__ = ("_data", "dtype", "device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc",
+                 "__weakref__", "__dict__")
+    # Rarely set state lives in the instance __dict__ when set, so creating a tensor stays cheap.
+    _base = None  # the tensor whose memory this view shares
+    _view_chain = None  # the view ops that rebuild this view from _base: ((Function, inputs, params), ...)
+    _view_version = 0  # the version counter's value when this view's grad_fn was last derived from _base
+    _hooks = None
+    _retains_grad = False
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
 
     def __new__(cls, *args, **kwargs):
@@ -47,10 +53,6 @@ class Tensor:
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._vc = [0]
-        t._base = None
-        t._hooks = None
-        t._retains_grad = False
-        t._view_chain = None
         return t
 
     def _as_subclass(self, cls):
@@ -585,6 +587,9 @@ def write_inplace(self, fn, *args, **kwargs):
     if recording:
         if self.grad_fn is None and self._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self._base is not None:
+            from ._ops.view import check_inplace_view
+            check_inplace_view(self)  # before the write, as torch
         # The op may save its input for backward; give it a snapshot so the write below does not invalidate it.
         src = Tensor._make(self._data.copy(), self.dtype, self.device, self._requires_grad, self.grad_fn,
                            self._output_nr)

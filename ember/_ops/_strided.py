@@ -238,8 +238,15 @@ def rebase_view(view_tensor, out):
     base, chain = view_tensor._base, view_tensor._view_chain
     new_base = ScatterIntoBase.apply(base.detach() if not base._requires_grad else _alias(base), out, chain=chain)
     base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
-    fresh = replay_view(base, chain)
-    view_tensor.grad_fn, view_tensor._output_nr, view_tensor._requires_grad = fresh.grad_fn, fresh._output_nr, True
+    refresh_view(view_tensor)
+
+
+def refresh_view(view_tensor):
+    """Re-derives a view's place in the graph from its base (after the base's history changed in place)."""
+    fresh = replay_view(view_tensor._base, view_tensor._view_chain)
+    view_tensor.grad_fn, view_tensor._output_nr = fresh.grad_fn, fresh._output_nr
+    view_tensor._requires_grad = fresh._requires_grad
+    view_tensor._view_version = view_tensor._vc[0]
 
 
 def _alias(t):

@@ -153,15 +153,14 @@ class Div(Binary):
     def forward(ctx, a, b):
         if _is_integral(a, b):
             a, b = _floats(a, b)
-        y = ctx.xp.true_divide(a, b)
-        ctx.save_for_backward(b, y)
-        return y
+        ctx.save_for_backward(a, b)  # not the output: torch lets it be modified in place afterwards
+        return ctx.xp.true_divide(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        b, y = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         return (grad / b if ctx.needs_input_grad[0] else None,
-                -grad * (y / b) if ctx.needs_input_grad[1] else None)
+                -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None)
 
 
 class DivFloor(Binary):

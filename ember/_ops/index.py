@@ -170,8 +170,8 @@ def _parse(x, key):
         if size >= 0 and a.size:
             lo, hi = int(a.min()), int(a.max())
             if lo < -size or hi >= size:
-                if x._data.size == 0:  # torch checks nothing when the result is empty too
-                    view = x._data[tuple(basic) + (Ellipsis,)].shape
+                view = x._data[tuple(basic) + (Ellipsis,)].shape
+                if math.prod(view) == 0:  # torch checks nothing when the indexed view is empty
                     if math.prod(_adv_shape(view, dims, [i.shape for i in indices])):
                         raise IndexError("index is out of bounds for dimension with size 0")
                     indices[p] = _xp(x).zeros_like(a)

@@ -1,5 +1,5 @@
 """Automatic differentiation: Function, backward/grad, grad modes, gradcheck and anomaly detection."""
-from . import anomaly, function, grad_mode, graph
+from . import anomaly, function, functional, grad_mode, graph
 from .custom_function import Function
 from .function import FunctionCtx, once_differentiable
 from .engine import backward, grad

@@ -3,6 +3,8 @@
 Its ``forward`` receives the Tensors themselves (with gradient recording off) and returns Tensors; built-in ops
 instead subclass ``ember.autograd.function.Function``, whose forward computes on raw arrays.
 """
+import traceback
+
 from . import function as _fn
 from .function import ANOMALY, Function as _Primitive
 from .grad_mode import STATE, no_grad
@@ -87,7 +89,6 @@ class Function(_Primitive):
             ctx._edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr, a._data.shape, a.dtype)
                                if r else None for a, r in zip(args, ctx._needs))
             if ANOMALY[0]:
-                import traceback
                 ctx._trace = traceback.format_stack()[:-1]
         with no_grad():
             if cls.setup_context is not Function.setup_context:
@@ -96,7 +97,6 @@ class Function(_Primitive):
             else:
                 out = cls.forward(ctx, *args, **kwargs)
         if not needs:
-            ctx._saved_raw = None
             return out
         single = not isinstance(out, tuple)
         outs = _wrap_outputs(ctx, args, (out,) if single else out)
@@ -107,8 +107,14 @@ class Function(_Primitive):
             ctx._saved_raw = None
         return outs[0] if single else outs
 
+    @property
+    def next_functions(self):
+        """As torch: one entry per Tensor argument of forward (other arguments have no edge)."""
+        return tuple(f for f, was_tensor in zip(_Primitive.next_functions.fget(self), self._input_was_tensor)
+                     if was_tensor)
+
     def _check_grads(self, grads):
-        for i, (g, e) in enumerate(zip(grads, self._edges)):
+        for i, g in enumerate(grads):
             if g is None:
                 continue
             if not isinstance(g, _fn.Tensor):

@@ -72,9 +72,11 @@ def _run_tensor_hooks(hooks, g):
     for hook in hooks:
         new = hook(g)
         if new is not None:
+            name = getattr(hook, "__name__", type(hook).__name__)
+            if new.dtype is not g.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.type()} got {new.type()})")
             if new.shape != g.shape:
-                raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has changed the size "
-                                   f"of value")
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
             g = new
     return g
 

@@ -29,7 +29,7 @@ class _NoGradNeeded(tuple):
     """``needs_input_grad`` of a call that records no graph: False at every index."""
 
     def __getitem__(self, i):
-        return False
+        return () if isinstance(i, slice) else False
 
 
 _NONE_NEEDED = _NoGradNeeded()
@@ -229,6 +229,8 @@ class Function:
             edges = []
             for x in inputs:
                 if isinstance(x, Tensor) and x._requires_grad:
+                    if x._base is not None and x._view_version != x._vc[0]:
+                        _refresh_view(x)
                     fn = x.grad_fn
                     edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
                 else:
@@ -263,7 +265,8 @@ class Function:
             if back is not None and o.dtype == _FLOAT32:
                 o = o.astype(back.np)
             d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
-            diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(r) not in ctx._non_diff)
+            diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or
+                                                                         id(r) not in ctx._non_diff)
             t = Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
             if cls.is_view:
                 _mark_view(ctx, t, inputs, arrays, params)
@@ -316,13 +319,24 @@ def _as_array(xp, o):
     return o
 
 
+def _refresh_view(x):
+    """A view whose base was modified in place since its grad_fn was set takes its place in the graph anew."""
+    if x._base._requires_grad and x._view_chain is not None:
+        from .._ops._strided import refresh_view
+        refresh_view(x)
+    else:
+        x._view_version = x._vc[0]
+
+
 def _mark_view(ctx, t, inputs, arrays, params):
     """An output sharing memory with input 0 is a view of it: same version counter, same base."""
     src = inputs[0]
-    if isinstance(src, Tensor) and t.device is src.device and ctx.xp.may_share_memory(t._data, arrays[0]):
+    if isinstance(src, Tensor) and t.device is src.device and (ctx.xp.may_share_memory(t._data, arrays[0])
+                                                                or t._data.size == 0):
         t._vc = src._vc
         t._base = src._base if src._base is not None else src
         t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
+        t._view_version = src._vc[0]
 
 
 def _pack_saved(ctx, inputs, arrays, raw_outs, outs):
@@ -337,7 +351,7 @@ def _pack_saved(ctx, inputs, arrays, raw_outs, outs):
             t = inputs[0]
         elif n > 1 and item is arrays[1]:
             t = inputs[1]
-        elif item is raw_outs[0] and outs[0].grad_fn is ctx:
+        elif raw_outs and item is raw_outs[0] and outs[0].grad_fn is ctx:
             saved.append((1, (outs[0]._data, 0, True), outs[0]._vc, outs[0]._vc[0]))
             continue
         else:
@@ -381,7 +395,7 @@ def _saved_tensor(ctx, t, inputs, outs):
 def rebind_saved_output(out, target):
     """``out`` was just written into ``target`` (an in-place op): entries of ``out``'s node that saved ``out`` now
     refer to ``target``'s memory and version counter."""
-    node, saved = out.grad_fn, out.grad_fn._saved
+    saved = out.grad_fn._saved if out.grad_fn is not None else None
     for i, entry in enumerate(saved or ()):
         if entry[0] == 1 and entry[1][1] == out._output_nr:
             saved[i] = (1, (target._data, out._output_nr, entry[1][2]), target._vc, target._vc[0])

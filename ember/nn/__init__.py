@@ -2,4 +2,5 @@
 from .parameter import Parameter, Buffer
 from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Flatten,
                       Unflatten)
-from . import init, modules, parameter
+from .modules import *  # noqa: F401,F403
+from . import functional, init, modules, parameter

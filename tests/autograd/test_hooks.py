@@ -64,6 +64,14 @@ def test_hook_changing_shape_raises():
     same_error(run)
     same_error(lambda m: m.tensor(A).register_hook(lambda g: g))
 
+    def retype(m):
+        def to_float(g):
+            return g.float()
+        x = m.tensor(A, requires_grad=True) * 2
+        x.register_hook(to_float)
+        x.sum().backward()
+    same_error(retype)
+
 
 def test_hook_handle_as_context_manager():
     a = ember.tensor(A, requires_grad=True)

@@ -1,0 +1,2 @@
+"""Utilities: data loading (``ember.utils.data``)."""
+from . import data
