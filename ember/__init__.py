@@ -33,5 +33,6 @@ from . import autograd, cuda, return_types
 from . import linalg
 from . import random
 from . import nn, optim
+from . import utils, datasets, transforms
 
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ from .autograd import function as _function
 from .autograd.grad_mode import STATE
 
 _FROM_NP = _dtype._FROM_NP
+_tuple_new = tuple.__new__
 
 
 class Tensor:
@@ -64,12 +65,12 @@ class Tensor:
     # -- metadata ------------------------------------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return _tuple_new(Size, self._data.shape)  # an array's shape is already a tuple of ints
 
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
-            return Size(self._data.shape)
+            return _tuple_new(Size, self._data.shape)
         return self._data.shape[self._wrap_dim(dim)]
 
     @property
@@ -497,7 +498,7 @@ class Size(tuple):
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
+        return _tuple_new(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
         if not isinstance(other, tuple):

@@ -17,7 +17,7 @@ def spirals(n_per_class=200, classes=3, generator=None):
     return x, label
 
 
-def main(steps=300):
+def main(steps=1500):
     g = torch.Generator().manual_seed(0)
     x, y = spirals(generator=g)
     w1 = (torch.randn(2, 64, generator=g) * 0.5).requires_grad_()
@@ -36,7 +36,7 @@ def main(steps=300):
         with torch.no_grad():
             for p in params:
                 p -= 0.5 * p.grad
-        if step % 50 == 0:
+        if step % 150 == 0:
             acc = (logits.argmax(1) == y).float().mean().item()
             print(f"  step {step:4d}  loss {loss.item():.4f}  accuracy {acc:.1%}")
     print(f"done in {time.perf_counter() - start:.1f} s")

@@ -25,18 +25,44 @@ class _Memory:
 def restride(xp, a, shape, strides):
     """A view of ``a``'s memory from its first element with ``shape`` and element ``strides``. Like torch, a view
     in which several elements of a non-empty dimension share one memory location is read-only."""
-    shape, strides = tuple(shape), tuple(s * a.itemsize for s in strides)
+    shape, strides = tuple(shape), tuple([s * a.itemsize for s in strides])
     if not isinstance(a, np.ndarray):  # CuPy arrays have no read-only flag
         return xp.lib.stride_tricks.as_strided(a, shape, strides)
+    overlap = any([s == 0 and n > 1 for n, s in zip(shape, strides)])
+    flags = a.flags
+    if flags.c_contiguous and flags.writeable:
+        try:  # a's own buffer holds the memory from its first element on
+            out = np.ndarray(shape, a.dtype, a, 0, strides)
+        except (TypeError, ValueError):  # the view reaches beyond a (as_strided)
+            pass
+        else:
+            if overlap:
+                out.flags.writeable = False
+            return out
     owner = a
     while getattr(owner, "base", None) is not None:
         owner = owner.base
-    readonly = any(s == 0 and n > 1 for n, s in zip(shape, strides)) or not (
-        isinstance(owner, np.ndarray) and owner.flags.writeable)
+    readonly = overlap or not (isinstance(owner, np.ndarray) and owner.flags.writeable)
     face = a.__array_interface__
     out = np.asarray(_Memory({"shape": shape, "strides": strides, "typestr": face["typestr"],
                               "data": (face["data"][0], readonly), "version": 3}, owner))
     return out if out.dtype == a.dtype else out.view(a.dtype)
+
+
+def is_plain(a):
+    """Whether array ``a`` is laid out as a new writeable array of its shape: C order with the strides NumPy gives
+    a new array, size-1 dimensions included (its contiguity flag ignores those). NumPy's reshapes of such an array
+    have torch's strides."""
+    flags = a.flags
+    if not flags.c_contiguous or not a.size or (type(a) is np.ndarray and not flags.writeable):
+        return False
+    if 1 in a.shape:
+        step = a.itemsize
+        for n, s in zip(reversed(a.shape), reversed(a.strides)):
+            if s != step:
+                return False
+            step *= n
+    return True
 
 
 def writeable_view(xp, a):
@@ -61,13 +87,13 @@ def run_view(xp, op, a, params, extra=()):
 def shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def dims_arg(dims):
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
-    return tuple(int(d) for d in dims)
+    return tuple(map(int, dims))
 
 
 def view_strides(oldshape, oldstride, newshape):

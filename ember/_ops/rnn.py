@@ -166,7 +166,7 @@ class Recurrence(Function):
                     continue
                 dh[:b] = d @ w_hh
         need = ctx.needs_input_grad
-        wrap = lambda arr: constant(arr, d_hn if d_out is None else d_out)  # noqa: E731
+        wrap = lambda arr: constant(arr, saved[1])  # noqa: E731
         grads = [wrap(dpre) if need[0] else None, wrap(dh) if need[1] else None,
                  wrap(dc) if need[2] else None, wrap(dgh.T @ hprev) if need[3] else None,
                  wrap(dgh.sum(0)) if need[4] else None, wrap(dproj.T @ hu) if need[5] else None]

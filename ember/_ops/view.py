@@ -13,8 +13,8 @@ __all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as", "transpo
 from .._tensor import Tensor, register, wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, restride,
-                       shape_arg, view_strides, writeable_view)
+from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
+                       restride, shape_arg, view_strides, writeable_view)
 from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
 
 
@@ -104,6 +104,8 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
+        if is_plain(x):
+            return x.reshape(shape)
         st = view_strides(x.shape, elem_strides(x), shape)
         if st is None:
             return x.copy().reshape(shape)
@@ -115,6 +117,8 @@ class Reshape(Function):
 
 
 def _infer_shape(shape, numel):
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return shape
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:

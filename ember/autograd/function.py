@@ -201,81 +201,116 @@ class Function:
         ctx = _new(cls)
         arrays = []
         dev = dt = None
-        mixed = scalars = grad = False
+        odd = grad = False  # odd: Python numbers among the inputs, or Tensors of several dtypes or devices
         for x in inputs:
             if isinstance(x, Tensor):
                 arrays.append(x._data)
-                if dev is None:
+                if dt is None:
                     dev, dt = x.device, x.dtype
-                elif x.device is not dev:
-                    _device_mismatch(cls, inputs)
-                elif x.dtype is not dt:
-                    mixed = True
+                elif x.dtype is not dt or x.device is not dev:
+                    odd = True
                 if x._requires_grad:
                     grad = True
             else:
                 arrays.append(x)
                 if x is not None:
-                    scalars = True
-        if dev is not CPU and dev is not None:
-            ctx.xp = array_module(dev)
-            ctx._device = dev
+                    odd = True
         back = None  # the half dtype whose float32 results are rounded back
-        if mixed or scalars or dt is _F16 or dt is _BF16:
-            arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
+        if odd or dev is not CPU or dt is _F16 or dt is _BF16:
+            arrays, back = _prepare_inputs(ctx, inputs, arrays, dev, dt)
 
         needs = grad and STATE.enabled
         if needs:
-            edges = []
-            for x in inputs:
-                if isinstance(x, Tensor) and x._requires_grad:
-                    if x._base is not None and x._view_version != x._vc[0]:
-                        _refresh_view(x)
-                    fn = x.grad_fn
-                    edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
-                else:
-                    edges.append(None)
-            ctx._edges = tuple(edges)
+            ctx._edges = _make_edges(inputs)
             if ANOMALY[0]:
                 ctx._trace = traceback.format_stack()[:-1]
         raw = cls.forward(ctx, *arrays, **params) if params else cls.forward(ctx, *arrays)
 
-        if type(raw) is not tuple:  # one output: the common case
-            o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)
-            if back is not None and o.dtype == _FLOAT32:
-                o = o.astype(back.np)
-            d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
-            if not needs:
-                t = Tensor._make(o, d, ctx._device)  # forward may have moved the result: to()
-                if cls.is_view:
-                    _mark_view(ctx, t, inputs, arrays, params)
-                return t
-            diff = (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
-            t = Tensor._make(o, d, ctx._device, diff, ctx if diff else None, 0)
-            if cls.is_view:
-                _mark_view(ctx, t, inputs, arrays, params)
-            ctx._out_meta = ((o.shape, d),)
+        if type(raw) is _ndarray and back is None:  # one NumPy output: the common case, inline
+            d = _FROM_NP.get(raw.dtype) or _dtype.from_numpy_dtype(raw.dtype)
+            t = _new(Tensor)
+            t._data = raw
+            t.dtype = d
+            t.device = ctx._device
+            t.grad = None
+            t._output_nr = 0
+            t._vc = [0]
+            if needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or
+                                                                     id(raw) not in ctx._non_diff):
+                t._requires_grad = True
+                t.grad_fn = ctx
+            else:
+                t._requires_grad = False
+                t.grad_fn = None
+        elif type(raw) is not tuple:
+            t = _output(ctx, raw, back, needs, 0)
+        else:
+            return _outputs(ctx, raw, back, needs, inputs, arrays, params)
+        if cls.is_view:
+            _mark_view(ctx, t, inputs, arrays, params)
+        if needs:
+            ctx._out_meta = ((t._data.shape, t.dtype),)
             if ctx._saved_raw:
                 _pack_saved(ctx, inputs, arrays, (raw,), (t,))
-            return t
+        return t
 
-        outs = []
-        for nr, r in enumerate(raw):
-            o = r if type(r) is _ndarray else _as_array(ctx.xp, r)
-            if back is not None and o.dtype == _FLOAT32:
-                o = o.astype(back.np)
-            d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
-            diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or
-                                                                         id(r) not in ctx._non_diff)
-            t = Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
-            if cls.is_view:
-                _mark_view(ctx, t, inputs, arrays, params)
-            outs.append(t)
-        if needs:
-            ctx._out_meta = tuple((t._data.shape, t.dtype) for t in outs)
-            if ctx._saved_raw:
-                _pack_saved(ctx, inputs, arrays, raw, outs)
-        return tuple(outs)
+
+def _outputs(ctx, raw, back, needs, inputs, arrays, params):
+    """The Tensors of a forward that returned several arrays."""
+    outs = []
+    for nr, r in enumerate(raw):
+        t = _output(ctx, r, back, needs, nr)
+        if ctx.is_view:
+            _mark_view(ctx, t, inputs, arrays, params)
+        outs.append(t)
+    if needs:
+        ctx._out_meta = tuple((t._data.shape, t.dtype) for t in outs)
+        if ctx._saved_raw:
+            _pack_saved(ctx, inputs, arrays, raw, outs)
+    return tuple(outs)
+
+
+def _output(ctx, raw, back, needs, nr):
+    """Output ``nr`` of ``ctx``'s forward (``raw``, an array or a NumPy scalar) as a Tensor."""
+    o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)
+    if back is not None and o.dtype == _FLOAT32:
+        o = o.astype(back.np)
+    d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
+    diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
+    return Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
+
+
+def _make_edges(inputs):
+    """One edge per input of a recorded call: ``(next_node, output_nr, shape, dtype)``, or None where no gradient
+    flows."""
+    edges = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            if x._base is not None and x._view_version != x._vc[0]:
+                _refresh_view(x)
+            fn = x.grad_fn
+            edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
+        else:
+            edges.append(None)
+    return tuple(edges)
+
+
+def _prepare_inputs(ctx, inputs, arrays, dev, dt):
+    """apply's less common inputs: a device check, CUDA's array module, type promotion and half dtypes. Returns the
+    arrays forward receives and the half dtype to round results back to (or None)."""
+    mixed = scalars = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if x.device is not dev:
+                _device_mismatch(type(ctx), inputs)
+            if x.dtype is not dt:
+                mixed = True
+        elif x is not None:
+            scalars = True
+    if dev is not CPU and dev is not None:
+        ctx.xp = array_module(dev)
+        ctx._device = dev
+    return _cast_inputs(type(ctx), inputs, arrays, dt, mixed, scalars)
 
 
 def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
@@ -331,12 +366,17 @@ def _refresh_view(x):
 def _mark_view(ctx, t, inputs, arrays, params):
     """An output sharing memory with input 0 is a view of it: same version counter, same base."""
     src = inputs[0]
-    if isinstance(src, Tensor) and t.device is src.device and (ctx.xp.may_share_memory(t._data, arrays[0])
-                                                                or t._data.size == 0):
-        t._vc = src._vc
-        t._base = src._base if src._base is not None else src
-        t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
-        t._view_version = src._vc[0]
+    if not isinstance(src, Tensor) or t.device is not src.device:
+        return
+    o, a = t._data, arrays[0]
+    base = o.base  # NumPy's views of ``a`` have ``a``, or what ``a`` is a view of, as their base
+    if base is None or (base is not a and base is not a.base):
+        if not (ctx.xp.may_share_memory(o, a) or o.size == 0):
+            return
+    t._vc = src._vc
+    t._base = src._base if src._base is not None else src
+    t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
+    t._view_version = src._vc[0]
 
 
 def _pack_saved(ctx, inputs, arrays, raw_outs, outs):

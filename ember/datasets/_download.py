@@ -1,10 +1,6 @@
 """Fetching and checking dataset files: md5 checks, downloads through urllib, safe archive extraction."""
 import hashlib
 import os
-import shutil
-import tarfile
-import urllib.error
-import urllib.request
 
 _USER_AGENT = "ember-datasets"
 
@@ -27,6 +23,9 @@ def check_integrity(path, md5=None):
 def download_url(url, root, filename=None, md5=None, timeout=30):
     """Downloads ``url`` into ``root/filename`` unless a file with the right checksum is already there; raises
     RuntimeError when the download fails or the checksum does not match."""
+    import shutil
+    import urllib.error
+    import urllib.request
     root = os.path.expanduser(root)
     filename = filename or os.path.basename(url)
     path = os.path.join(root, filename)
@@ -62,6 +61,7 @@ def download_from_mirrors(mirrors, filename, root, md5):
 
 def extract_tar(path, to):
     """Extracts a tar archive into ``to``, refusing members that would land outside it or are links/devices."""
+    import tarfile
     to = os.path.realpath(to)
     with tarfile.open(path) as tar:
         for m in tar.getmembers():

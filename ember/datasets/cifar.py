@@ -11,10 +11,12 @@ import numpy as np
 from ..utils.data import Dataset
 from . import _download
 
-# The only globals a CIFAR batch needs: NumPy's array and dtype reconstruction.
-_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-            ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-            ("numpy._core.multiarray", "scalar")}
+# The only globals a CIFAR batch needs: NumPy's array and dtype reconstruction, and the bytes constructor that
+# protocol-2 pickles written by Python 3 use (``_codecs.encode(str, 'latin1')``: codecs only transform data).
+_ALLOWED = {(core, name) for core in ("numpy.core.multiarray", "numpy._core.multiarray")
+            for name in ("_reconstruct", "scalar")}
+_ALLOWED |= {("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"), ("numpy", "ndarray"),
+             ("numpy", "dtype"), ("_codecs", "encode")}
 
 
 class _RestrictedUnpickler(pickle.Unpickler):

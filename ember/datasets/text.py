@@ -26,6 +26,8 @@ class TokenDataset(Dataset):
         if not isinstance(block_size, int) or block_size <= 0:
             raise ValueError(f"block_size should be a positive integer, but got block_size={block_size}")
         self.data = np.ascontiguousarray(tokens, dtype=np.int64)
+        if not self.data.flags.writeable:  # tensors wrap writable memory only
+            self.data = self.data.copy()
         if self.data.ndim != 1:
             raise ValueError(f"tokens should be a 1-d sequence, but got shape {self.data.shape}")
         if len(self.data) <= block_size:

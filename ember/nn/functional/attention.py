@@ -34,7 +34,7 @@ def _additive(mask, dtype):
     return bias.masked_fill_(mask.logical_not(), float("-inf"))
 
 
-def _check_sdpa(query, key, value, attn_mask, is_causal):
+def _check_sdpa(query, key, value, attn_mask):
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
                            f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
@@ -46,9 +46,6 @@ def _check_sdpa(query, key, value, attn_mask, is_causal):
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating point query, key and value, but got "
                            f"{_CPP[query.dtype.name]}")
     if attn_mask is not None:
-        if is_causal:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                               "is_causal=True")
         md = attn_mask.dtype
         if md is not _dtype.bool and md is not _dtype.float32 and md is not query.dtype:
             raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
@@ -80,7 +77,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions.
 
     ``attn_mask`` is boolean (True = take part in attention) or float (added to the scores) and broadcasts to
-    ``(..., L, S)``; ``is_causal`` masks as ``tril(ones(L, S))``. Rows that mask every key give zeros. ``dropout_p``
+    ``(..., L, S)``; ``is_causal`` masks as ``tril(ones(L, S))`` (together with ``attn_mask`` if both are given, as
+    torch's fused CPU kernel does). Rows that mask every key give zeros. ``dropout_p``
     always applies (pass 0.0 in eval). ``scale`` defaults to ``1/sqrt(E)``. ``enable_gqa`` repeats the key/value heads
     (dimension -3) to the number of query heads.
 
@@ -93,7 +91,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).shape
         ember.Size([1, 2, 3, 4])
     """
-    _check_sdpa(query, key, value, attn_mask, is_causal)
+    _check_sdpa(query, key, value, attn_mask)
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
         if hk == 0 or hv == 0 or hq % hk or hq % hv:

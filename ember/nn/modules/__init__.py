@@ -6,3 +6,15 @@ from .flatten import Identity, Flatten, Unflatten
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Flatten",
            "Unflatten"]
 from .rnn import *  # noqa: F401,F403
+from .activation import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403

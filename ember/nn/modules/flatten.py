@@ -1,23 +1,8 @@
-"""Identity, Flatten and Unflatten: modules that only reshape (or pass through) their input."""
+"""Flatten and Unflatten: modules that only reshape their input."""
+from .linear import Identity  # noqa: F401 (its home was here)
 from .module import Module
 
-__all__ = ["Identity", "Flatten", "Unflatten"]
-
-
-class Identity(Module):
-    """Returns its input unchanged; accepts and ignores any constructor arguments.
-
-    Example::
-
-        >>> ember.nn.Identity(54, unused=0.1)(ember.ones(2))
-        tensor([1., 1.])
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input):
-        return input
+__all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):

@@ -11,7 +11,7 @@ import random
 import re
 import sys
 import traceback
-from multiprocessing import queues
+from multiprocessing import queues, reduction
 
 import numpy as np
 
@@ -111,6 +111,29 @@ class ResultQueue(queues.Queue):
             self.put((obj[0], ExceptionWrapper(where=f"in DataLoader worker process {wid} (pickling its batch)")))
         else:
             super()._on_queue_feeder_error(e, obj)
+
+
+def _rebuild_tensor(array, dtype_name, requires_grad):
+    from ... import _dtype
+    from ..._device import CPU
+    from ..._tensor import Tensor
+    return Tensor._make(array, getattr(_dtype, dtype_name), CPU, requires_grad)
+
+
+def _reduce_tensor(t):
+    """Sends a CPU tensor between processes as its array (which unpickles into fresh memory the tensor can own),
+    skipping the copies of the general pickling path; batches from workers travel this way."""
+    if t.device.type != "cpu" or t.grad_fn is not None:
+        return t.__reduce_ex__(4)
+    return _rebuild_tensor, (t._data, t.dtype.name, t._requires_grad)
+
+
+def _register_reductions():
+    from ..._tensor import Tensor
+    reduction.ForkingPickler.register(Tensor, _reduce_tensor)
+
+
+_register_reductions()
 
 
 # -- threads -----------------------------------------------------------------------------------------------------
@@ -258,8 +281,12 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
         ended = False
         while os.getppid() == parent:  # a worker whose loader's process died exits by itself
             try:
-                task = index_queue.get(timeout=_POLL_S * 10)
+                task = index_queue.get(timeout=_POLL_S)
             except queue.Empty:
+                # The loader may be shutting down from a garbage collection, which can close the index queue's
+                # feeder before the stop message goes out: the event is the signal that always arrives.
+                if done_event.is_set():
+                    break
                 continue
             if isinstance(task, _ResumeIteration):
                 data_queue.put((task, None))

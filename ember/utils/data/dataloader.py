@@ -320,6 +320,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         ctx = loader.multiprocessing_context or _default_context()
         self._workers, self._index_queues, self._payload, self._worker_result_queue = [], [], None, None
         self._shutdown = False
+        self._owner = os.getpid()  # a forked child inherits this object and must not shut down its workers
         self._worker_result_queue = _worker.ResultQueue(ctx)
         self._workers_done_event = ctx.Event()
         dataset = self._dataset
@@ -379,7 +380,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     msg = (f"DataLoader worker (pid(s) {w.pid}) exited unexpectedly with exit code {code}. Details "
                            "are lost due to multiprocessing. Rerunning with num_workers=0 may give better error "
                            "trace.")
-                self._shutdown_workers()
+                self._shutdown_workers(graceful=False)
                 raise RuntimeError(msg)
 
     def _get_data(self):
@@ -392,7 +393,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 waited += _worker._POLL_S
             self._check_workers()
             if 0 < self._timeout <= waited:
-                self._shutdown_workers()
+                self._shutdown_workers(graceful=False)
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _next_data(self):
@@ -462,16 +463,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues[worker_id].put(None)
         self._workers_status[worker_id] = False
 
-    def _shutdown_workers(self):
-        """Stops every worker (asking first, then terminating stragglers) and frees shared memory; idempotent."""
-        if self._shutdown or _exiting:
+    def _shutdown_workers(self, graceful=True):
+        """Stops every worker and frees shared memory; idempotent. Workers get a moment to finish the batch in hand
+        (unless not ``graceful``: after an error their work is lost anyway), then are terminated."""
+        if self._shutdown or _exiting or os.getpid() != self._owner:
             return
         self._shutdown = True
         try:
             self._workers_done_event.set()
             for q in self._index_queues:
                 q.put(None)
-            deadline = time.monotonic() + 20 * _worker._POLL_S
+            deadline = time.monotonic() + (20 * _worker._POLL_S if graceful else 0)
             for w in self._workers:
                 w.join(timeout=max(0.0, deadline - time.monotonic()))
             for q in self._index_queues:

@@ -1,0 +1,137 @@
+"""Affine maps: linear (one fused op, the hot path of every MLP) and bilinear."""
+from ... import _dtype
+from ..._ops.matmul import matmul
+from ..._ops.reduce import sum as _sum
+from ...autograd.function import Function
+
+__all__ = ["linear", "bilinear"]
+
+_CPP = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+class Linear(Function):
+    """``x @ w.T + b`` in one node; x is (*, in), w (out, in), b (out,) or None."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        if x.ndim == 1:
+            y = w @ x
+        else:  # one GEMM over all leading dimensions
+            y = (x.reshape(-1, x.shape[-1]) @ w.T).reshape(x.shape[:-1] + (w.shape[0],))
+        if b is not None:
+            y += b
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            gx = matmul(grad, w)
+        if ctx.needs_input_grad[1]:
+            if x.ndim == 1:
+                gw = grad.unsqueeze(1) * x
+            else:
+                gw = matmul(grad.reshape(-1, grad.shape[-1]).mT, x.reshape(-1, x.shape[-1]))
+        if ctx.needs_input_grad[2]:
+            gb = _sum(grad, tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
+        return gx, gw, gb
+
+
+def _name(d):
+    return _CPP.get(d.name, d.name)
+
+
+def linear(input, weight, bias=None):
+    """Applies ``y = x A^T + b``.
+
+    Shape:
+        - Input: :math:`(*, in\\_features)`; weight: :math:`(out\\_features, in\\_features)` (or
+          :math:`(in\\_features)`); bias: :math:`(out\\_features)` or :math:`()`
+        - Output: :math:`(*, out\\_features)`
+
+    Example::
+
+        >>> F.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
+        ember.Size([2, 4])
+    """
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
+                           f"{weight.ndim}D")
+    if weight.ndim != 2 or input.dtype is not weight.dtype or (bias is not None and (
+            bias.dtype is not input.dtype or bias.ndim > 1 or bias.ndim == 1 and bias.shape[0] != weight.shape[0])):
+        return _general(input, weight, bias)
+    if input.shape[-1] != weight.shape[1]:
+        rows = _prod(input.shape[:-1])
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                           f"{weight.shape[1]}x{weight.shape[0]})")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        return _general(input, weight, bias)
+    return Linear.apply(input, weight, bias)
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _general(input, weight, bias):
+    """The unfused path with torch's errors: 1-D weights, mismatched dtypes, broadcast biases, integer inputs."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(input.dtype)} != "
+                           f"{_name(weight.dtype)}")
+    y = matmul(input, weight.t() if weight.ndim == 2 else weight)
+    if bias is None:
+        return y
+    if bias.dtype is not y.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtype.scalar_name(bias.dtype)} and "
+                           f"{_dtype.scalar_name(y.dtype)}")
+    try:
+        bias = bias.expand(y.shape)
+    except RuntimeError as e:
+        raise RuntimeError(str(e)) from None
+    return y + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """Applies ``y = x_1^T A x_2 + b`` per output feature.
+
+    Shape:
+        - input1: :math:`(*, in1)`, input2: :math:`(*, in2)`, weight: :math:`(out, in1, in2)`, bias: :math:`(out)`
+        - Output: :math:`(*, out)`
+
+    Example::
+
+        >>> F.bilinear(ember.ones(2, 3), ember.ones(2, 4), ember.ones(5, 3, 4)).shape
+        ember.Size([2, 5])
+    """
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{input1.shape[i]} and {input2.shape[i]}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}D")
+    out, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {in2}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0] if bias.ndim else bias.numel()} but expected {out}")
+    lead = input1.shape[:-1]
+    x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out * in2) -> (N, out, in2), then contract in2 with x2
+    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
+    y = matmul(t, x2.unsqueeze(-1)).squeeze(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(lead + (out,))

@@ -1,0 +1,535 @@
+"""Loss functions of ``nn.functional``; ``reduction`` is 'none', 'mean' or 'sum' (and the deprecated
+``size_average``/``reduce`` flags override it, with torch's warning)."""
+
+__all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss", "ctc_loss"]
+import math
+import warnings
+
+from ... import _dtype
+from ..._ops import nn_ops
+from ..._ops.binary import _where
+from ..._ops.nn_loss import BinaryCrossEntropy, ClassNLL
+from ..._ops.reduce import _tname
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from .activation import logsigmoid, relu, softplus
+from .distance import pairwise_distance
+
+
+def legacy_reduction(size_average, reduce, stacklevel=3):
+    """The reduction the deprecated ``size_average``/``reduce`` flags ask for (with torch's warning)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=stacklevel)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return legacy_reduction(size_average, reduce, 4)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=3)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _no_grad_arg(op, name, t):
+    if t is not None and t.requires_grad:
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument '{name}'. This input "
+                           "cannot have requires_grad True.")
+
+
+def _check_size(input, target, stacklevel=3):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=stacklevel)
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):
+    """The reduction of an elementwise loss, optionally weighted (the mean then divides by the summed weights)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+# -- class-index losses ----------------------------------------------------------------------------------------------
+def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits):
+    """cross_entropy / nll_loss with class-index targets, for inputs ``(C)``, ``(N, C)`` or ``(N, C, d1, ...)``."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if target.dtype not in (_dtype.int64, _dtype.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
+    c = input.shape[0 if input.ndim == 1 else 1]
+    if weight is not None:
+        if weight.ndim != 1 or weight.numel() != c:
+            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                               f"weight tensor of shape: {list(weight.shape)}")
+        _no_grad_arg("nll_loss_forward", "weight", weight)
+    out_shape = tuple(target.shape)
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.ndim == 1:
+            if target.numel() != 1:
+                raise RuntimeError(f"For 1D input, 1D target must have size 1, but got target size: "
+                                   f"{target.numel()}")
+            out_shape = ()
+        x = input.reshape(-1, c)
+    else:
+        if input.ndim == 4 and target.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {target.ndim}")
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            if input.ndim == 4:
+                raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+            raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
+                               f"{list(target.shape)}")
+        x = input.movedim(1, -1).reshape(-1, c)
+    t = target.reshape(-1)
+    if t.dtype is not _dtype.int64:
+        t = t.to(_dtype.int64)
+    out = ClassNLL.apply(x, t, weight, ignore_index=ignore_index, reduction=reduction, smoothing=smoothing,
+                         logits=logits)
+    return out.reshape(out_shape) if reduction == "none" else out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross entropy of logits ``input`` and ``target``: class indices (``input`` ``(N, C, ...)``, ``target``
+    ``(N, ...)``) or class probabilities (the same shape as ``input``). Stable at any logit magnitude.
+
+    Args:
+        weight: a rescaling weight per class.
+        ignore_index: a target class index that counts for nothing (the mean divides by the counted weights).
+        label_smoothing: mixes the target with the uniform distribution.
+
+    Example::
+
+        >>> F.cross_entropy(ember.tensor([[0., 0.]]), ember.tensor([1]))
+        tensor(0.6931)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.shape == target.shape:
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return _class_nll(input, target, weight, ignore_index, reduction, max(label_smoothing, 0.0), True)
+
+
+def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{_tname(target.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    class_dim = 0 if input.ndim == 1 else 1
+    c = input.shape[class_dim]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    logp = input.log_softmax(class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = target * (1 - label_smoothing) + label_smoothing / c
+    prod = logp * target
+    if weight is not None:
+        prod = prod * weight.reshape((c,) + (1,) * (input.ndim - class_dim - 1))
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    if reduction == "sum":
+        return -prod.sum()
+    if input.numel() == 0:
+        return -prod.sum() * math.nan
+    return -prod.sum() / (input.numel() / c)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """The negative log likelihood of class-index ``target`` under log-probabilities ``input`` ``(N, C, ...)``:
+    ``-weight[t] * input[t]``, averaged over the counted weights by default."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _class_nll(input, target, weight, ignore_index, reduction, 0.0, False)
+
+
+# -- binary ----------------------------------------------------------------------------------------------------------
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``-w * (t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x``, the logs clamped to >= -100."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        _no_grad_arg("binary_cross_entropy", "weight", weight)
+        weight = weight.expand(target.shape)
+    return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross entropy of logits, computed stably: ``(1 - t) * x - (1 + (pos_weight - 1) * t) *
+    logsigmoid(x)``, times ``weight``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
+    _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    log_sig = logsigmoid(input)
+    if pos_weight is not None:
+        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
+    else:
+        loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence ``target * (log(target) - input)`` for log-probabilities ``input``; ``log_target`` takes
+    ``target`` as log-probabilities too. ``reduction='batchmean'`` divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if reduction != "batchmean":
+        reduction = _reduction(None, None, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# -- regression ------------------------------------------------------------------------------------------------------
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) absolute error ``|input - target|``, optionally weighted per element."""
+    _check_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    return _weighted((input - target).abs(), weight, input, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum) squared error ``(input - target) ** 2``, optionally weighted per element.
+
+    Example::
+
+        >>> F.mse_loss(ember.tensor([1., 2.]), ember.tensor([1., 4.]))
+        tensor(2.)
+    """
+    _check_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    d = input - target
+    return _weighted(d * d, weight, input, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 * d ** 2 / beta`` where ``|d| < beta``, ``|d| - 0.5 * beta`` elsewhere (``d = input - target``)."""
+    _check_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    z = d.abs()
+    if beta == 0.0:
+        return _reduce(z, reduction)
+    return _reduce(_where(z < beta, d * d * (0.5 / beta), z - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 * d ** 2`` where ``|d| < delta``, ``delta * (|d| - 0.5 * delta)`` elsewhere, optionally weighted."""
+    _check_size(input, target)
+    reduction = _reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    z = d.abs()
+    loss = _where(z < delta, d * d * 0.5, (z - 0.5 * delta) * delta)
+    return _weighted(loss, weight, input, reduction, mean_by_weight=False)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's term for targets > 1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Gaussian negative log likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)`` (+ the constant with
+    ``full``); ``var`` (clamped to >= ``eps``) is per element, per sample, or a number."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input.shape)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    with no_grad():  # the clamp changes the value only: the gradient flows as if unclamped, as torch's
+        shift = var.clamp_min(eps) - var
+    var = var + shift
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# -- margins and embeddings ------------------------------------------------------------------------------------------
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    d = target.ndim
+    if d not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if d == 1 and (input1.ndim != 2 or input2.ndim != 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    if d == 0 and (input1.ndim != 1 or input2.ndim != 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + 1e-12
+    mag2 = (input2 * input2).sum(d) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    loss = _where(target == 1, 1 - cos, 0.0) + _where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = _where(target != 1, (margin - input).clamp_min(0), 0.0) + _where(target != -1, input, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _as_batch(input, target, op):
+    """``(N, C)`` input and ``(N,)`` target of the multi-class margin losses, and whether the input was 1-D."""
+    if input.ndim > 2 or input.ndim and input.shape[-1] == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    single = input.ndim <= 1
+    return (input.reshape(1, -1) if single else input), single
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """Multi-class hinge loss: ``sum_{j != y} max(0, margin - x[y] + x[j]) ** p / C`` (``weight[y]`` scales it)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    x, single = _as_batch(input, target, "multi_margin_loss")
+    n, c = x.shape
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    _no_grad_arg("multi_margin_loss", "weight", weight)
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    t = target.reshape(n, 1)
+    if t.numel() and (bool((t < 0).any()) or bool((t >= c).any())):
+        raise RuntimeError("target out of range")
+    from ..._creation import arange
+    h = relu(margin - x.gather(1, t) + x)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight[t]
+    h = h * (arange(c, device=x.device) != t)
+    loss = h.sum(1) / c
+    if single and target.ndim == 0:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: ``sum_{j in targets, k not} max(0, 1 - (x[j] - x[k])) / C``, where ``target``
+    lists class indices, ended by the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    x, single = _as_batch(input, target, "multilabel_margin_loss")
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if target.dtype is not _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    n, c = x.shape
+    t = target.reshape(n, c)
+    listed = (t != -1).to(_dtype.int64).cumprod(1).bool()  # the prefix before the first -1
+    if bool(((t < -1) | (t >= c)).any()) or bool((listed & (t < 0)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    tc = t.clamp_min(0)
+    from ..._creation import arange
+    is_target = ((tc.unsqueeze(2) == arange(c, device=x.device)) & listed.unsqueeze(2)).any(1)
+    z = relu(1 - x.gather(1, tc).unsqueeze(2) + x.unsqueeze(1))  # (N, listed j, class k)
+    mask = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = (z * mask).sum((1, 2)) / c
+    return _reduce(loss.reshape(()) if single else loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Per-class logistic loss ``-(t * logsigmoid(x) + (1 - t) * logsigmoid(-x))``, averaged over classes."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, computed without overflow."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _no_grad_arg("soft_margin_loss", "target", target)
+    return _reduce(softplus(-target * input), reduction)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not (a == p == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance; ``swap`` uses
+    ``min(d(a, n), d(p, n))``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default: pairwise_distance)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    dist = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# -- sequences -------------------------------------------------------------------------------------------------------
+def _lengths(x, like):
+    if isinstance(x, Tensor):
+        return x.to(_dtype.int64)
+    from ..._creation import tensor
+    return tensor(list(x) if isinstance(x, (list, tuple)) else x, dtype=_dtype.int64, device=like.device)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The Connectionist Temporal Classification loss: ``-log`` of the summed probability of every alignment of
+    ``targets`` to ``log_probs`` ``(T, N, C)`` (log-softmaxed). ``targets`` are ``(N, S)`` padded, or the
+    concatenation of the ``target_lengths``; 'mean' divides each loss by its target length first."""
+    from ..._ops.nn_loss import CTC
+    reduction = _reduction(None, None, reduction)
+    unbatched = log_probs.ndim == 2
+    input_lengths, target_lengths = _lengths(input_lengths, log_probs), _lengths(target_lengths, log_probs)
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        input_lengths, target_lengths = input_lengths.reshape(1), target_lengths.reshape(1)
+    big_t, n, c = log_probs.shape
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    if input_lengths.numel() != n or target_lengths.numel() != n:
+        raise RuntimeError(f"input_lengths and target_lengths must be of size batch_size ({n})")
+    if n and int(input_lengths.max()) > big_t:
+        raise RuntimeError(f"Expected input_lengths to have value at most {big_t}, but got value "
+                           f"{int(input_lengths.max())} (while checking arguments for ctc_loss_cpu)")
+    targets = targets.to(_dtype.int64)
+    if targets.ndim == 1:  # the concatenated format
+        targets = _pad_concatenated(targets, target_lengths)
+    elif n and targets.shape[1] < int(target_lengths.max()):
+        raise RuntimeError(f"Expected tensor to have size at least {int(target_lengths.max())} at dimension 1, but "
+                           f"got size {targets.shape[1]} for argument #2 'targets' (while checking arguments for "
+                           "ctc_loss_cpu)")
+    nll = CTC.apply(log_probs, targets, input_lengths, target_lengths, blank=blank, zero_infinity=zero_infinity)
+    if zero_infinity:
+        nll = _where(nll == math.inf, 0.0, nll)
+    if unbatched:
+        nll = nll.reshape(())
+    if reduction == "mean":
+        return (nll / target_lengths.clamp_min(1).to(nll.dtype)).mean()
+    return _reduce(nll, reduction)
+
+
+def _pad_concatenated(targets, target_lengths):
+    """``(N, max length)`` targets from their concatenation."""
+    from ..._device import array_module
+    xp = array_module(targets.device)
+    lengths = target_lengths._data
+    n, width = lengths.shape[0], int(lengths.max()) if lengths.size else 0
+    if int(lengths.sum()) > targets.shape[0]:
+        raise RuntimeError(f"Expected tensor to have size at least {int(lengths.sum())} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+    starts = xp.cumsum(lengths) - lengths
+    cols = xp.arange(width)
+    inside = cols[None, :] < lengths[:, None]
+    src = xp.where(inside, starts[:, None] + cols[None, :], 0)
+    out = xp.where(inside, targets._data[src] if targets.shape[0] else 0, 0).astype(xp.int64)
+    return Tensor._make(out.reshape(n, width), _dtype.int64, targets.device)
