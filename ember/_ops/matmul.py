@@ -84,12 +84,12 @@ def _same_dtype(a, b):
 
 def _matmul_check(a, b):
     """torch's matmul errors, by the operand ranks."""
-    da, db = a.ndim, b.ndim
+    sa, sb = a._data.shape, b._data.shape
+    da, db = len(sa), len(sb)
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
     if a.dtype is _dtype.bool:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    sa, sb = tuple(a.shape), tuple(b.shape)
     if da == 1 and db == 1:
         if a.dtype is not b.dtype:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {scalar_name(a.dtype)} "
@@ -106,7 +106,8 @@ def _matmul_check(a, b):
             rows = _prod(sa[:-1])
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
         return
-    _same_dtype(a, b)
+    if a.dtype is not b.dtype:
+        _same_dtype(a, b)
     k = sa[-1]
     if db == 2:
         if k != sb[0]:
@@ -137,9 +138,10 @@ def matmul(input, other, *, out=None):
         ember.Size([2])
     """
     _matmul_check(input, other)
-    da, db = input.ndim, other.ndim
+    da, db = input._data.ndim, other._data.ndim
     if da >= 2 and db >= 2:
-        return write_out(Matmul.apply(input, other), out)
+        r = Matmul.apply(input, other)
+        return r if out is None else write_out(r, out)
     a = reshape(input, (1, input.shape[0])) if da == 1 else input
     b = reshape(other, (other.shape[0], 1)) if db == 1 else other
     r = Matmul.apply(a, b)

@@ -37,6 +37,13 @@ def _grads(g, x, w, mean, rstd, axes, bshape, need):
     return gx, gw, gb
 
 
+def _contract(xp, a, b, keep):
+    """``sum(a * b)`` over every axis not in ``keep``, kept as size-1 axes; no full-size temporary."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
+    out = xp.einsum(f"{letters},{letters}->{''.join(letters[i] for i in keep)}", a, b)
+    return out.reshape(tuple(s if i in keep else 1 for i, s in enumerate(a.shape)))
+
+
 class Normalize(Function):
     """Outputs ``(y, mean, var)`` (``(y, mean_square)`` without ``center``); only ``y`` is differentiable."""
     half_in_float32 = True
@@ -44,25 +51,29 @@ class Normalize(Function):
     @staticmethod
     def forward(ctx, x, w, b, axes, eps, center=True):
         xp = ctx.xp
-        ctx.axes, ctx.eps, ctx.center = axes, eps, center
-        ctx.bshape = None if b is None else b.shape
+        keep = tuple(i for i in range(x.ndim) if i not in axes)
+        n = 1
+        for i in axes:
+            n *= x.shape[i]
         with _quiet(xp):
             if center:
                 mean = x.mean(axis=axes, keepdims=True)
-                xc = x - mean
-                var = xp.mean(xc * xc, axis=axes, keepdims=True)
+                xhat = x - mean
+                var = _contract(xp, xhat, xhat, keep) / n
             else:
-                xc, mean = x, None
-                var = xp.mean(x * x, axis=axes, keepdims=True)
+                mean = None
+                var = _contract(xp, x, x, keep) / n
             rstd = 1 / xp.sqrt(var + eps)
-            y = xc * rstd
-        if ctx.needs_input_grad:
-            ctx.mean, ctx.rstd = mean, rstd
-            ctx.save_for_backward(x, w)
-        if w is not None:
-            y *= w
+            xhat = xp.multiply(xhat, rstd, out=xhat) if center else x * rstd
+        y = xhat if w is None else xhat * w
         if b is not None:
-            y += b
+            y = y + b if y is xhat else xp.add(y, b, out=y)
+        if ctx.needs_input_grad:
+            ctx.axes, ctx.eps, ctx.center, ctx.keep, ctx.n = axes, eps, center, keep, n
+            ctx.bshape = None if b is None else b.shape
+            ctx.mean, ctx.rstd = mean, rstd
+            ctx.xhat = xhat.copy() if y is xhat else xhat  # the output must not alias what backward reads
+            ctx.save_for_backward(x, w)
         ctx.set_materialize_grads(False)
         stats = (var,) if mean is None else (mean, var)
         ctx.mark_non_differentiable(*stats)
@@ -74,14 +85,31 @@ class Normalize(Function):
         need = ctx.needs_input_grad
         if g is None:
             return None, None, None
-        if STATE.enabled:  # create_graph: the same formula on Tensors, with mean and rstd as functions of x
+        if STATE.enabled:  # create_graph: the Tensor formula, with mean and rstd as functions of x
             axes = ctx.axes
             mean = x.mean(axes, keepdim=True) if ctx.center else None
             xc = x - mean if ctx.center else x
             rstd = ((xc * xc).mean(axes, keepdim=True) + ctx.eps).rsqrt()
             return _grads(g, x, w, mean, rstd, axes, ctx.bshape, need)
-        work = _dtype.float32.np if g.dtype in (_dtype.float16, _dtype.bfloat16) else g._data.dtype
-        arrays = [None if t is None else t._data.astype(work, copy=False) for t in (g, x, w)]
-        out = _grads(*arrays, ctx.mean, ctx.rstd, ctx.axes, ctx.bshape, need)
-        return tuple(None if a is None else Tensor._make(a.astype(g._data.dtype, copy=False), g.dtype, g.device)
-                     for a in out)
+        xp = ctx.xp
+        xhat, rstd = ctx.xhat, ctx.rstd
+        dt = g._data.dtype
+        ga = g._data.astype(xhat.dtype, copy=False)
+        wa = None if w is None else w._data.astype(xhat.dtype, copy=False)
+        gx = gw = gb = None
+        with _quiet(xp):
+            if need[1]:
+                lead = ga.ndim - w.ndim  # the dims w is broadcast along
+                gw = _contract(xp, ga, xhat, tuple(lead + i for i, s in enumerate(w.shape) if s != 1)).reshape(w.shape)
+            if need[2]:
+                gb = _sum_to(ga, ctx.bshape)
+            if need[0]:
+                gxhat = ga * wa if wa is not None else ga
+                t = _contract(xp, gxhat, xhat, ctx.keep) / ctx.n
+                gx = xhat * t
+                xp.subtract(gxhat, gx, out=gx)
+                if ctx.center:
+                    gx -= gxhat.sum(axis=ctx.axes, keepdims=True) / ctx.n
+                gx *= rstd
+        wrap = lambda a: None if a is None else Tensor._make(a.astype(dt, copy=False), g.dtype, g.device)
+        return wrap(gx), wrap(gw), wrap(gb)

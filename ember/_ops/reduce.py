@@ -15,7 +15,7 @@ from .. import _dtype
 from .._device import array_module
 from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
-from .view import expand, reshape
+from .view import Expand, reshape
 
 _TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                 "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
@@ -60,7 +60,11 @@ def _restore(t, in_shape, dims, keepdim):
 
 
 def _unsqueeze_to(grad, in_shape, dims, keepdim):
-    return expand(_restore(grad, in_shape, dims, keepdim), in_shape)
+    """``grad`` of a reduction over ``dims`` broadcast back to ``in_shape``: one Expand when the reduced dims lead
+    (as in a full reduction), since broadcasting aligns the trailing dims."""
+    if not keepdim and dims != tuple(range(len(dims))):
+        grad = reshape(grad, _kept_shape(in_shape, dims))
+    return Expand.apply(grad, shape=tuple(in_shape))
 
 
 def _quiet(xp):
@@ -98,23 +102,31 @@ class Sum(Function):
         if nan and x.dtype.kind == "f":
             keep = ~xp.isnan(x)
             x = xp.where(keep, x, 0)
-        y = xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        y = x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
         if mean:
-            n = _count(x.shape, dims) if keep is None else xp.sum(keep, axis=dims, keepdims=keepdim)
-            with _quiet(xp):
-                y = xp.true_divide(y, n, dtype=y.dtype) if keep is None else (y / n).astype(y.dtype)
-            ctx.n = n if keep is None else None
-            if keep is not None and ctx.needs_input_grad:
-                keep = keep / xp.sum(keep, axis=dims, keepdims=True).astype(x.dtype)
-        ctx.save_for_backward(keep)
+            if keep is None:
+                ctx.n = n = _count(x.shape, dims)
+                if n:  # only 0 / 0 warns
+                    y = xp.true_divide(y, n, dtype=y.dtype)
+                else:
+                    with _quiet(xp):
+                        y = xp.true_divide(y, n, dtype=y.dtype)
+            else:
+                n = keep.sum(axis=dims, keepdims=keepdim)
+                with _quiet(xp):
+                    y = (y / n).astype(y.dtype)
+                if ctx.needs_input_grad:
+                    keep = keep / keep.sum(axis=dims, keepdims=True).astype(x.dtype)
+        if keep is not None:
+            ctx.save_for_backward(keep)
         return y
 
     @staticmethod
     def backward(ctx, grad):
-        (keep,) = ctx.saved_tensors
         g = _unsqueeze_to(grad, ctx.in_shape, ctx.dims, ctx.keepdim)
-        if keep is not None:  # zero for NaNs; nanmean's keep already holds 1/count
-            return g * keep
+        saved = ctx.saved_tensors
+        if saved:  # zero for NaNs; nanmean's keep already holds 1/count
+            return g * saved[0]
         return g / ctx.n if ctx.mean else g
 
 

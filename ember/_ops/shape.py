@@ -487,5 +487,11 @@ def ravel(input):
     return reshape(contiguous(input), -1)
 
 
-register(flip, fliplr, flipud, roll, rot90, repeat, tile, repeat_interleave, tril, triu, diag,
+def _flip_method(self, *dims):
+    """``x.flip(0, 1)`` or ``x.flip((0, 1))``: the method also takes dims as separate ints."""
+    return flip(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+
+
+register(fliplr, flipud, roll, rot90, repeat, tile, repeat_interleave, tril, triu, diag,
          diag_embed, diagflat, ravel, tril_=inplace(tril), triu_=inplace(triu))
+register(flip=_flip_method)

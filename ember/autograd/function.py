@@ -226,30 +226,29 @@ class Function:
                 ctx._trace = traceback.format_stack()[:-1]
         raw = cls.forward(ctx, *arrays, **params) if params else cls.forward(ctx, *arrays)
 
-        if type(raw) is _ndarray and back is None:  # one NumPy output: the common case, inline
-            d = _FROM_NP.get(raw.dtype) or _dtype.from_numpy_dtype(raw.dtype)
-            t = _new(Tensor)
-            t._data = raw
-            t.dtype = d
-            t.device = ctx._device
-            t.grad = None
-            t._output_nr = 0
-            t._vc = [0]
-            if needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or
-                                                                     id(raw) not in ctx._non_diff):
-                t._requires_grad = True
-                t.grad_fn = ctx
-            else:
-                t._requires_grad = False
-                t.grad_fn = None
-        elif type(raw) is not tuple:
-            t = _output(ctx, raw, back, needs, 0)
-        else:
+        if type(raw) is tuple:
             return _outputs(ctx, raw, back, needs, inputs, arrays, params)
+        o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)  # NumPy returns scalars for 0-d results
+        if back is not None and o.dtype == _FLOAT32:
+            o = o.astype(back.np)
+        d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
+        t = _new(Tensor)  # Tensor._make, inline: this is the hot path
+        t._data = o
+        t.dtype = d
+        t.device = ctx._device
+        t.grad = None
+        t._output_nr = 0
+        t._vc = [0]
+        if needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff):
+            t._requires_grad = True
+            t.grad_fn = ctx
+        else:
+            t._requires_grad = False
+            t.grad_fn = None
         if cls.is_view:
             _mark_view(ctx, t, inputs, arrays, params)
         if needs:
-            ctx._out_meta = ((t._data.shape, t.dtype),)
+            ctx._out_meta = ((o.shape, d),)
             if ctx._saved_raw:
                 _pack_saved(ctx, inputs, arrays, (raw,), (t,))
         return t

@@ -75,14 +75,11 @@ INT_VALUED = {"neg", "neg_dunder", "positive", "abs", "abs_dunder", "sign", "sgn
 OPS = [
     *rows("neg", lambda m, x: m.neg(x), uniform(), FLOAT_ALL + ALL_INTS),
     *rows("neg_dunder", lambda m, x: -x, uniform(), FLOAT_ALL + INTS, edge=None),
-    *rows("positive", lambda m, x: +x, uniform(), FLOAT_ALL + INTS, edge=None,
-          skips={"gradcheck": "the output is the input itself, which gradcheck's perturbation restores before "
-                              "comparing"}),
+    *rows("positive", lambda m, x: +x, uniform(), FLOAT_ALL + INTS, edge=None),
     *rows("abs", lambda m, x: m.abs(x), uniform(), FLOAT_ALL + ALL_INTS),
     *rows("abs_dunder", lambda m, x: abs(x), uniform(), FLOATS, edge=None),
     *rows("sign", lambda m, x: m.sign(x), uniform(), WITH_INTS),
-    *rows("sgn", lambda m, x: m.sgn(x), uniform(), FLOATS + INTS,
-          skips={"backward": "torch's gradient is a ZeroTensor, which the runner cannot convert to NumPy"}),
+    *rows("sgn", lambda m, x: m.sgn(x), uniform(), FLOATS + INTS),
     *rows("floor", lambda m, x: m.floor(x), uniform(), FLOAT_ALL + INTS, edge=ROUND_EDGE),
     *rows("ceil", lambda m, x: m.ceil(x), uniform(), FLOAT_ALL + INTS, edge=ROUND_EDGE),
     *rows("trunc", lambda m, x: m.trunc(x), uniform(), FLOAT_ALL + INTS, edge=ROUND_EDGE),

@@ -1,7 +1,7 @@
 """Gradient clipping, as ``torch.nn.utils.clip_grad``: by total norm or by value, gradients modified in place.
 
-One implementation serves every ``foreach`` setting: each gradient's norm is a single vectorised reduction, and the
-per-tensor loop is short next to the arithmetic.
+One implementation serves every ``foreach`` setting (torch's foreach kernels exist for CPU and CUDA, ember's only
+devices): each gradient's norm is one vectorised reduction, and the per-tensor loop is short next to the arithmetic.
 """
 import functools
 import types
@@ -25,12 +25,6 @@ def _tensors(tensors):
     return [tensors] if isinstance(tensors, Tensor) else list(tensors)
 
 
-def _check_foreach(foreach, tensors):
-    # torch's foreach kernels exist for CPU and CUDA tensors only; ember has no other devices, so any setting works.
-    if foreach not in (None, True, False):
-        raise TypeError(f"foreach must be a bool or None, but got {type(foreach).__name__}")
-
-
 @_no_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The norm of the norms of ``tensors``, as if they were concatenated into one vector.
@@ -51,7 +45,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return tensor(0.0)
-    _check_foreach(foreach, tensors)
     first = tensors[0].device
     norms = [linalg.vector_norm(t, norm_type).to(first) for t in tensors]
     total = linalg.vector_norm(stack(norms), norm_type)
@@ -76,7 +69,6 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if not grads:
         return
-    _check_foreach(foreach, grads)
     coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(coef.to(g.device))
@@ -136,6 +128,5 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     """
     clip_value = float(clip_value)
     grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
-    _check_foreach(foreach, grads)
     for g in grads:
         g.clamp_(min=-clip_value, max=clip_value)

@@ -148,7 +148,7 @@ def _thread_libraries():
 
 
 def _call_each(names, *args):
-    """Calls each of ``names`` found in the loaded BLAS/OpenMP libraries; returns {library: result}."""
+    """Calls each of ``names`` found in the loaded BLAS/OpenMP libraries; returns {"library:name": result}."""
     out = {}
     for path in _thread_libraries():
         try:

@@ -6,7 +6,14 @@ and ember's default generator seeded from (base seed, batch position), in a work
 main process (whose generators are restored afterwards). A seeded run therefore yields the same batches, random
 augmentations included, for any ``num_workers``. Workers of an ``IterableDataset`` are seeded once, with
 ``base_seed + worker_id``, as in torch.
+
+Workers: started with 'fork' on Linux (the dataset is shared copy-on-write), otherwise its large arrays go through
+shared memory; each worker caps BLAS/OpenMP to one thread. A worker's exception is raised again in the main process
+with the worker's traceback; a worker that dies raises a RuntimeError instead of hanging; workers are stopped when
+the iteration ends, the iterator is dropped, or (``persistent_workers``) the loader is dropped.
 """
+import atexit
+import contextlib
 import itertools
 import math
 import multiprocessing
@@ -16,7 +23,7 @@ import signal
 import sys
 import time
 import warnings
-import atexit
+import weakref
 
 from . import _worker
 from ._shared import SharedPayload
@@ -29,7 +36,14 @@ __all__ = ["DataLoader", "get_worker_info"]
 get_worker_info = _worker.get_worker_info
 
 _exiting = []  # non-empty once the interpreter is shutting down: workers are then left to multiprocessing's cleanup
-atexit.register(_exiting.append, True)
+_payloads = weakref.WeakSet()  # datasets in shared memory, freed at exit at the latest
+
+
+@atexit.register
+def _at_exit():
+    _exiting.append(True)
+    for payload in list(_payloads):
+        payload.release()
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -238,7 +252,6 @@ class _BaseDataLoaderIter:
                               "memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
-        self._generator = loader.generator
         self._persistent_workers = loader.persistent_workers
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
@@ -324,10 +337,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_result_queue = _worker.ResultQueue(ctx)
         self._workers_done_event = ctx.Event()
         dataset = self._dataset
-        if ctx.get_start_method() != "fork":
+        forking = ctx.get_start_method() == "fork"
+        if not forking:
             dataset = self._payload = SharedPayload(dataset)
+            _payloads.add(self._payload)
         try:
-            with _single_threaded_env():
+            with contextlib.nullcontext() if forking else _single_threaded_env():
                 for i in range(self._num_workers):
                     index_queue = ctx.Queue()
                     index_queue.cancel_join_thread()
@@ -499,7 +514,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
 class _single_threaded_env:
     """Sets the BLAS/OpenMP thread variables to 1 while workers start, so a spawned worker's NumPy starts with a
-    one-thread pool (a forked one is capped again inside the worker)."""
+    one-thread pool (a forked worker caps the pools it inherited itself)."""
 
     def __enter__(self):
         self.saved = {k: os.environ.get(k) for k in _worker._THREAD_VARS}
