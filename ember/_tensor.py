@@ -5,7 +5,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
-from .autograd import function as _function
+from .autograd import engine as _engine, function as _function
 from .autograd.grad_mode import STATE
 
 _FROM_NP = _dtype._FROM_NP
@@ -187,8 +187,7 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor w.r.t. the graph leaves (or ``inputs``), accumulating it into their
         ``.grad``. ``gradient`` is required unless this tensor has one element."""
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor outside the graph sharing storage and version counter with this one."""

@@ -25,10 +25,15 @@ class _Memory:
 def restride(xp, a, shape, strides):
     """A view of ``a``'s memory from its first element with ``shape`` and element ``strides``. Like torch, a view
     in which several elements of a non-empty dimension share one memory location is read-only."""
-    shape, strides = tuple(shape), tuple([s * a.itemsize for s in strides])
+    shape, strides = tuple(shape), tuple(map(a.itemsize.__mul__, strides))
     if not isinstance(a, np.ndarray):  # CuPy arrays have no read-only flag
         return xp.lib.stride_tricks.as_strided(a, shape, strides)
-    overlap = any([s == 0 and n > 1 for n, s in zip(shape, strides)])
+    overlap = False
+    if 0 in strides:
+        for n, s in zip(shape, strides):
+            if s == 0 and n > 1:
+                overlap = True
+                break
     flags = a.flags
     if flags.c_contiguous and flags.writeable:
         try:  # a's own buffer holds the memory from its first element on
@@ -85,7 +90,7 @@ def run_view(xp, op, a, params, extra=()):
 
 
 def shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(map(int, shape))
 

@@ -208,5 +208,9 @@ class CTC(Function):
         g = xp.where((xp.arange(big_t)[:, None] < il[None, :])[:, :, None], g, 0)
         if zero_infinity:
             g = xp.where(xp.isinf(nll)[None, :, None], 0, g)
-        return Tensor._make(g.astype(lp.dtype, copy=False), log_probs.dtype, log_probs.device) * \
-            grad.reshape(1, n, 1), None, None, None
+        g = Tensor._make(g.astype(lp.dtype, copy=False), log_probs.dtype, log_probs.device)
+        if STATE.enabled:  # create_graph: differentiable in the incoming gradient
+            return g * grad.reshape(1, n, 1), None, None, None
+        with _quiet(xp):  # impossible alignments have NaN gradients, as torch's
+            g._data *= grad._data.reshape(1, n, 1)
+        return g, None, None, None

@@ -20,6 +20,7 @@ _SQRT1_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _K_TANH = math.sqrt(2 / math.pi)  # gelu's tanh approximation: tanh(K (x + C x^3))
 _C_TANH = 0.044715
+_SIXTH = 0.1666666716337204  # 1/6 rounded to float32: torch's hardsigmoid gradient uses it in every dtype
 
 
 def check_float(x, kernel):
@@ -70,10 +71,16 @@ class _Raw:
             ns.xp = xp
             ns.exp, ns.expm1, ns.tanh, ns.log1p, ns.abs, ns.where = (xp.exp, xp.expm1, xp.tanh, xp.log1p, xp.abs,
                                                                      xp.where)
-            ns.sigmoid, ns._erf = sp.expit, sp.erf
+            ns._erf = sp.erf
             ns.relu = lambda x: xp.maximum(x, 0)
             ns.min0 = lambda x: xp.minimum(x, 0)
         return ns
+
+    def sigmoid(self, x):
+        """``1 / (1 + exp(-x))``: 2x faster than scipy's expit, and exact to an ulp (exp overflows to 0)."""
+        e = self.xp.exp(-x)
+        e += 1
+        return self.xp.reciprocal(e, out=e)
 
     def erf(self, x):
         if x.dtype != self.xp.float32:
@@ -224,7 +231,7 @@ class Hardsigmoid(_Piecewise):
         y = ctx.xp.clip(x + 3, 0, 6).astype(x.dtype, copy=False)
         y /= 6
         if ctx.needs_input_grad[0]:
-            ctx.mask, ctx.pos, ctx.neg = (x > -3) & (x < 3), 1 / 6, 0
+            ctx.mask, ctx.pos, ctx.neg = (x > -3) & (x < 3), _SIXTH, 0
         return y
 
 

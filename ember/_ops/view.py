@@ -117,7 +117,7 @@ class Reshape(Function):
 
 
 def _infer_shape(shape, numel):
-    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+    if math.prod(shape) == numel and (not shape or min(shape) >= 0):
         return shape
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
@@ -140,7 +140,7 @@ def _infer_shape(shape, numel):
 
 def reshape(input, *shape):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
-    return Reshape.apply(input, shape=_infer_shape(shape_arg(shape), input.numel()))
+    return Reshape.apply(input, shape=_infer_shape(shape_arg(shape), input._data.size))
 
 
 def view(input, *shape):

@@ -3,7 +3,7 @@ import warnings
 
 from . import function as _fn
 from .function import ANOMALY
-from .grad_mode import no_grad, set_grad_enabled
+from .grad_mode import STATE, no_grad
 
 
 def _as_tuple(x):
@@ -28,7 +28,8 @@ def _seed_grads(outputs, grad_outputs, create_graph):
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out.dtype}")
-            g = Tensor._make(_fn.array_module(out.device).ones_like(out._data), out.dtype, out.device)
+            one = _fn.array_module(out.device).array(1, dtype=out._data.dtype)  # cheaper than ones_like
+            g = Tensor._make(one.reshape(out._data.shape) if out._data.ndim else one, out.dtype, out.device)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
         else:
@@ -183,18 +184,21 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
     needed = _needed_nodes(roots, node_targets, leaf_targets) if targets is not None else None
     ready = [n for n in roots if n not in deps]
 
-    with set_grad_enabled(create_graph):
+    prev = STATE.enabled
+    STATE.enabled = create_graph
+    try:
         while ready:
             node = ready.pop()
             gs = buffers.pop(node, None) or [None] * len(node._out_meta)
-            run = needed is None or needed[node]
-            if node in node_targets:
-                if not run and (node._tensor_pre_hooks or node._retain):
-                    gs = _tensor_pre_hooks(node, gs)
-                for t in node_targets[node]:
-                    captured[id(t)] = (t, gs[t._output_nr])
-            if not run:
-                continue
+            if needed is not None:
+                run = needed[node]
+                if node in node_targets:
+                    if not run and (node._tensor_pre_hooks or node._retain):
+                        gs = _tensor_pre_hooks(node, gs)
+                    for t in node_targets[node]:
+                        captured[id(t)] = (t, gs[t._output_nr])
+                if not run:
+                    continue
             result = _call_node(node, gs, create_graph)
             if not retain_graph and (node._saved is not None or node._user):
                 node._release()
@@ -225,6 +229,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
                 captured[id(leaf)] = (leaf, g)
             elif accumulate:
                 _accumulate(leaf, g, create_graph, taken)
+    finally:
+        STATE.enabled = prev
     if accumulate and targets is not None:
         for t, g in captured.values():
             if g is not None:
@@ -243,13 +249,8 @@ def _add_leaf(leaf_grads, leaf_targets, leaf, g):
 
 
 def _call_node(node, gs, create_graph):
-    if node._tensor_pre_hooks or node._retain:
-        gs = _tensor_pre_hooks(node, gs)
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks):
-            new = hook(tuple(gs))
-            if new is not None:
-                gs = list(new)
+    if node._tensor_pre_hooks or node._retain or node._pre_hooks:
+        gs = _pre_hooks(node, gs)
     if node.materialize_grads:
         for g in gs:
             if g is None:
@@ -275,12 +276,13 @@ def _call_node(node, gs, create_graph):
                                f"got {len(result)})")
     if node._user:
         node._check_grads(result)
-    out = list(result)
-    for i, (e, g) in enumerate(zip(edges, result)):
-        if g is not None and e is not None:
-            shape, dtype = e[2], e[3]
-            if g._data.shape != shape or g.dtype is not dtype:
-                out[i] = _validate(node, i, g, shape, dtype)
+    out = result
+    for i, e in enumerate(edges):
+        g = result[i]
+        if g is not None and e is not None and (g._data.shape != e[2] or g.dtype is not e[3]):
+            if out is result:
+                out = list(result)
+            out[i] = _validate(node, i, g, e[2], e[3])
     if node._hooks:
         for hook in list(node._hooks):
             new = hook(tuple(out), tuple(gs))
@@ -292,6 +294,16 @@ def _call_node(node, gs, create_graph):
                 _warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return out
+
+
+def _pre_hooks(node, gs):
+    if node._tensor_pre_hooks or node._retain:
+        gs = _tensor_pre_hooks(node, gs)
+    for hook in list(node._pre_hooks or ()):
+        new = hook(tuple(gs))
+        if new is not None:
+            gs = list(new)
+    return gs
 
 
 def _materialize(node, gs):

@@ -201,27 +201,41 @@ class Function:
         ctx = _new(cls)
         arrays = []
         dev = dt = None
-        odd = grad = False  # odd: Python numbers among the inputs, or Tensors of several dtypes or devices
+        mixed = scalars = grad = False
         for x in inputs:
             if isinstance(x, Tensor):
                 arrays.append(x._data)
-                if dt is None:
+                if dev is None:
                     dev, dt = x.device, x.dtype
-                elif x.dtype is not dt or x.device is not dev:
-                    odd = True
+                elif x.device is not dev:
+                    _device_mismatch(cls, inputs)
+                elif x.dtype is not dt:
+                    mixed = True
                 if x._requires_grad:
                     grad = True
             else:
                 arrays.append(x)
                 if x is not None:
-                    odd = True
+                    scalars = True
+        if dev is not CPU and dev is not None:
+            ctx.xp = array_module(dev)
+            ctx._device = dev
         back = None  # the half dtype whose float32 results are rounded back
-        if odd or dev is not CPU or dt is _F16 or dt is _BF16:
-            arrays, back = _prepare_inputs(ctx, inputs, arrays, dev, dt)
+        if mixed or scalars or dt is _F16 or dt is _BF16:
+            arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
 
         needs = grad and STATE.enabled
         if needs:
-            ctx._edges = _make_edges(inputs)
+            edges = []
+            for x in inputs:
+                if isinstance(x, Tensor) and x._requires_grad:
+                    if x._base is not None and x._view_version != x._vc[0]:
+                        _refresh_view(x)
+                    fn = x.grad_fn
+                    edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
+                else:
+                    edges.append(None)
+            ctx._edges = tuple(edges)
             if ANOMALY[0]:
                 ctx._trace = traceback.format_stack()[:-1]
         raw = cls.forward(ctx, *arrays, **params) if params else cls.forward(ctx, *arrays)
@@ -277,39 +291,6 @@ def _output(ctx, raw, back, needs, nr):
     d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
     diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
     return Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
-
-
-def _make_edges(inputs):
-    """One edge per input of a recorded call: ``(next_node, output_nr, shape, dtype)``, or None where no gradient
-    flows."""
-    edges = []
-    for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            if x._base is not None and x._view_version != x._vc[0]:
-                _refresh_view(x)
-            fn = x.grad_fn
-            edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
-        else:
-            edges.append(None)
-    return tuple(edges)
-
-
-def _prepare_inputs(ctx, inputs, arrays, dev, dt):
-    """apply's less common inputs: a device check, CUDA's array module, type promotion and half dtypes. Returns the
-    arrays forward receives and the half dtype to round results back to (or None)."""
-    mixed = scalars = False
-    for x in inputs:
-        if isinstance(x, Tensor):
-            if x.device is not dev:
-                _device_mismatch(type(ctx), inputs)
-            if x.dtype is not dt:
-                mixed = True
-        elif x is not None:
-            scalars = True
-    if dev is not CPU and dev is not None:
-        ctx.xp = array_module(dev)
-        ctx._device = dev
-    return _cast_inputs(type(ctx), inputs, arrays, dt, mixed, scalars)
 
 
 def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):

@@ -1,6 +1,6 @@
 """Convolutions, transposed convolutions, and unfold/fold (im2col/col2im) with torch's argument checks."""
 from ... import _dtype
-from ..._ops.conv import Col2im, Conv, ConvInput, Im2col, out_size
+from ..._ops.conv import Col2im, Conv, ConvInput, Im2col, Plan, out_size
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
            "fold"]
@@ -101,7 +101,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
         raise RuntimeError(f"Given weight of size {_shape(weight)}, expected bias to be 1-dimensional with {O} "
                            f"elements, but got bias of size {_shape(bias)} instead")
     _check_dtypes(x, weight, bias)
-    y = Conv.apply(x, weight, bias, stride=stride, dilation=dilation, pads=pads, groups=groups)
+    y = Conv.apply(x, weight, bias, plan=Plan(x.shape, weight.shape[2:], stride, dilation, pads), groups=groups)
     return y.squeeze(0) if unbatched else y
 
 
@@ -178,8 +178,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     _check_dtypes(x, weight, bias)
     # The adjoint of the convolution mapping ``out`` to the input's size: output_padding extends the high side.
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
-    y = ConvInput.apply(x, weight, shape=(x.shape[0], Cout) + tuple(out), stride=stride, dilation=dilation,
-                        pads=pads, groups=groups)
+    plan = Plan((x.shape[0], Cout) + tuple(out), weight.shape[2:], stride, dilation, pads)
+    y = ConvInput.apply(x, weight, plan=plan, groups=groups)
     if bias is not None:
         y = y + bias.reshape((Cout,) + (1,) * n)
     return y.squeeze(0) if unbatched else y
@@ -257,7 +257,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={k}, dilation={d}, "
                            f"padding={p}, calculated shape of the array of sliding blocks as {tuple(blocks)}, but its "
                            "components must be at least one.")
-    y = Im2col.apply(x, ksize=k, stride=s, dilation=d, pads=tuple((pp, pp) for pp in p))
+    y = Im2col.apply(x, plan=Plan(x.shape, k, s, d, tuple((pp, pp) for pp in p), flat=False))
     return y.squeeze(0) if unbatched else y
 
 
@@ -290,6 +290,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
-    y = Col2im.apply(x, shape=(x.shape[0], x.shape[1] // (k[0] * k[1])) + size, ksize=k, stride=s, dilation=d,
-                     pads=tuple((pp, pp) for pp in p))
+    shape = (x.shape[0], x.shape[1] // (k[0] * k[1])) + size
+    y = Col2im.apply(x, plan=Plan(shape, k, s, d, tuple((pp, pp) for pp in p), flat=False))
     return y.squeeze(0) if unbatched else y

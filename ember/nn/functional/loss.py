@@ -93,7 +93,7 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if input.ndim == 1:
             if target.numel() != 1:
-                raise RuntimeError(f"For 1D input, 1D target must have size 1, but got target size: "
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
                                    f"{target.numel()}")
             out_shape = ()
         x = input.reshape(-1, c)
@@ -496,18 +496,19 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     big_t, n, c = log_probs.shape
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
-    if input_lengths.numel() != n or target_lengths.numel() != n:
-        raise RuntimeError(f"input_lengths and target_lengths must be of size batch_size ({n})")
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if lengths.numel() != n:
+            raise RuntimeError(f"{name} must be of size batch_size")
     if n and int(input_lengths.max()) > big_t:
         raise RuntimeError(f"Expected input_lengths to have value at most {big_t}, but got value "
-                           f"{int(input_lengths.max())} (while checking arguments for ctc_loss_cpu)")
+                           f"{int(input_lengths.max())} (while checking arguments for ctc_loss_allocate_outputs)")
     targets = targets.to(_dtype.int64)
     if targets.ndim == 1:  # the concatenated format
         targets = _pad_concatenated(targets, target_lengths)
     elif n and targets.shape[1] < int(target_lengths.max()):
         raise RuntimeError(f"Expected tensor to have size at least {int(target_lengths.max())} at dimension 1, but "
                            f"got size {targets.shape[1]} for argument #2 'targets' (while checking arguments for "
-                           "ctc_loss_cpu)")
+                           "ctc_loss_allocate_outputs)")
     nll = CTC.apply(log_probs, targets, input_lengths, target_lengths, blank=blank, zero_infinity=zero_infinity)
     if zero_infinity:
         nll = _where(nll == math.inf, 0.0, nll)
@@ -525,8 +526,8 @@ def _pad_concatenated(targets, target_lengths):
     lengths = target_lengths._data
     n, width = lengths.shape[0], int(lengths.max()) if lengths.size else 0
     if int(lengths.sum()) > targets.shape[0]:
-        raise RuntimeError(f"Expected tensor to have size at least {int(lengths.sum())} at dimension 0, but got size "
-                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+        raise RuntimeError(f"Expected tensor to have size {int(lengths.sum())} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)")
     starts = xp.cumsum(lengths) - lengths
     cols = xp.arange(width)
     inside = cols[None, :] < lengths[:, None]

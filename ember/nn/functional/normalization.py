@@ -55,7 +55,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     c = size[1] if len(size) > 1 else 0
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         _check_numel(name, t, c)
     if not training:
         if running_mean is None or running_var is None:
