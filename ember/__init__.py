@@ -33,6 +33,8 @@ from . import autograd, cuda, return_types
 from . import linalg
 from . import random
 from . import nn, optim
+from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
+                            cosine_similarity, pdist, layer_norm)
 from . import utils, datasets, transforms
 
 __version__ = "0.1.0"

@@ -18,12 +18,12 @@ class Tensor:
     Create tensors with ``ember.tensor``, ``ember.zeros`` and friends; ``Tensor(data)`` is ``ember.tensor(data)``.
     """
 
-    __slots__ = ("_data", "dtype", "device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc",
-                 "__weakref__", "__dict__")
+    # _base: the tensor whose memory this view shares; _view_chain: the view ops that rebuild this view from _base,
+    # ((Function, inputs, params), ...); _view_version: the version counter's value when this view's grad_fn was
+    # last derived from _base.
+    __slots__ = ("_data", "dtype", "device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_vc", "_base",
+                 "_view_chain", "_view_version", "__weakref__", "__dict__")
     # Rarely set state lives in the instance __dict__ when set, so creating a tensor stays cheap.
-    _base = None  # the tensor whose memory this view shares
-    _view_chain = None  # the view ops that rebuild this view from _base: ((Function, inputs, params), ...)
-    _view_version = 0  # the version counter's value when this view's grad_fn was last derived from _base
     _hooks = None
     _retains_grad = False
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
@@ -54,6 +54,8 @@ class Tensor:
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._vc = [0]
+        t._base = t._view_chain = None
+        t._view_version = 0
         return t
 
     def _as_subclass(self, cls):

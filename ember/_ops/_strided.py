@@ -61,9 +61,10 @@ def is_plain(a):
     flags = a.flags
     if not flags.c_contiguous or not a.size or (type(a) is np.ndarray and not flags.writeable):
         return False
-    if 1 in a.shape:
+    shape = a.shape
+    if 1 in shape:
         step = a.itemsize
-        for n, s in zip(reversed(a.shape), reversed(a.strides)):
+        for n, s in zip(reversed(shape), reversed(a.strides)):
             if s != step:
                 return False
             step *= n
@@ -90,15 +91,16 @@ def run_view(xp, op, a, params, extra=()):
 
 
 def shape_arg(shape):
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of Python ints."""
     if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(map(int, shape))
+    for s in shape:
+        if type(s) is not int:  # NumPy integers, 0-d tensors...
+            return tuple(map(int, shape))
+    return shape if type(shape) is tuple else tuple(shape)
 
 
-def dims_arg(dims):
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = dims[0]
-    return tuple(map(int, dims))
+dims_arg = shape_arg
 
 
 def view_strides(oldshape, oldstride, newshape):

@@ -1,5 +1,6 @@
 """Scaled dot-product attention: one primitive whose backward recomputes nothing and keeps the (L, S) weights only."""
 from ..autograd.function import Function
+from .matmul import broadcast_shapes
 from .reduce import _quiet
 from .softmax import SoftmaxBackward
 
@@ -25,7 +26,7 @@ class ScaledDotProductAttention(Function):
         if causal:
             s += xp.where(xp.tri(L, S, dtype=bool), 0, -xp.inf).astype(s.dtype)
         if bias is not None:
-            if xp.broadcast_shapes(s.shape, bias.shape) == s.shape:
+            if broadcast_shapes(s.shape, bias.shape) == s.shape:
                 s += bias
             else:
                 s = s + bias

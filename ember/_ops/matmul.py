@@ -58,8 +58,11 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:  # one GEMM instead of one per batch element
-            return ctx.xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+        if b.ndim == 2:
+            if a.ndim == 2:
+                return a.dot(b)  # less overhead than the matmul ufunc
+            if a.flags.c_contiguous:  # one GEMM instead of one per batch element
+                return a.reshape(-1, a.shape[-1]).dot(b).reshape(a.shape[:-1] + b.shape[-1:])
         return ctx.xp.matmul(a, b)
 
     @staticmethod

@@ -5,7 +5,6 @@ instance_norm (the spatial axes) and group_norm (on an (N, G, -1) view); with ``
 Its backward is one formula over arrays or Tensors alike: on raw arrays when no graph is being recorded (the
 common case, fast), on Tensors when ``create_graph`` asks for a differentiable gradient.
 """
-from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
@@ -57,7 +56,7 @@ class Normalize(Function):
             n *= x.shape[i]
         with _quiet(xp):
             if center:
-                mean = x.mean(axis=axes, keepdims=True)
+                mean = x.sum(axis=axes, keepdims=True) / n  # 0 / 0 for an empty batch, as torch's nan
                 xhat = x - mean
                 var = _contract(xp, xhat, xhat, keep) / n
             else:

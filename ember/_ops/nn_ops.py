@@ -153,7 +153,7 @@ class _Piecewise(Function):
 class Relu(_Piecewise):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.maximum(x, x.dtype.type(0)) if x.dtype.kind != "b" else x.copy()
+        y = ctx.xp.maximum(x, x.dtype.type(0))
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = y <= 0, 0, 1  # NaN passes its gradient, as torch's
         return y

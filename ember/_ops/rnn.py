@@ -269,8 +269,7 @@ def recurrence_reference(xg, h0, c0, w_hh, b_hh, w_hr, mode, batch_sizes, revers
         h = hn if b == h.shape[0] else cat([hn, h[b:]])
         if c is not None:
             c = cn if b == c.shape[0] else cat([cn, c[b:]])
-    out = cat(outs) if outs else xg[:, :h0.shape[1]] * 0
-    return (out, h, c) if mode == "LSTM" else (out, h)
+    return (cat(outs), h, c) if mode == "LSTM" else (cat(outs), h)
 
 
 def _composite_vjp(ctx, inputs, grads):

@@ -117,8 +117,14 @@ class Reshape(Function):
 
 
 def _infer_shape(shape, numel):
-    if math.prod(shape) == numel and (not shape or min(shape) >= 0):
-        return shape
+    known = 1
+    for s in shape:
+        if s < 0:
+            break
+        known *= s
+    else:
+        if known == numel:  # the common case: nothing to infer
+            return shape
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:

@@ -253,6 +253,8 @@ class Function:
         t.grad = None
         t._output_nr = 0
         t._vc = [0]
+        t._base = t._view_chain = None
+        t._view_version = 0
         if needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff):
             t._requires_grad = True
             t.grad_fn = ctx
@@ -353,10 +355,15 @@ def _mark_view(ctx, t, inputs, arrays, params):
     if base is None or (base is not a and base is not a.base):
         if not (ctx.xp.may_share_memory(o, a) or o.size == 0):
             return
-    t._vc = src._vc
-    t._base = src._base if src._base is not None else src
-    t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
-    t._view_version = src._vc[0]
+    t._vc = vc = src._vc
+    base = src._base
+    if base is None:
+        t._base = src
+        t._view_chain = ((type(ctx), inputs[1:], params),)
+    else:
+        t._base = base
+        t._view_chain = (src._view_chain or ()) + ((type(ctx), inputs[1:], params),)
+    t._view_version = vc[0]
 
 
 def _pack_saved(ctx, inputs, arrays, raw_outs, outs):

@@ -8,7 +8,7 @@ import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from .torch_ref import Const, check_fn, check_module, close, same_error
+from .torch_ref import check_fn, check_module, close, same_error
 
 E = ember.nn.modules
 EF = ember.nn.functional

@@ -148,8 +148,8 @@ def test_extreme_logits():
         loss.backward()
         assert math.isfinite(loss.item()) and np.isfinite(xe.grad.numpy()).all()
     # torch's clamp of log at -100, and its gradient formula at 0 and 1
-    check_fn(lambda F, p, y: F.binary_cross_entropy(p, y), np.array([0.0, 1.0, 1e-30, 0.5]), Const(np.array([1, 0, 1, 0.5])),
-             dtype="float64", tol=(1e-8, 1e-10))
+    check_fn(lambda F, p, y: F.binary_cross_entropy(p, y), np.array([0.0, 1.0, 1e-30, 0.5]),
+             Const(np.array([1, 0, 1, 0.5])), dtype="float64", tol=(1e-8, 1e-10))
 
 
 def test_ignored_targets():

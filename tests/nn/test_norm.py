@@ -205,3 +205,10 @@ def test_state_dict_and_defaults():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         E.InstanceNorm2d(3, affine=False)(ember.randn(2, 3, 2, 2))
+
+
+def test_instance_norm_rejects_old_running_stats():
+    from collections import OrderedDict
+    sd = OrderedDict(running_mean=torch.zeros(3), running_var=torch.ones(3))
+    sd._metadata = {"": {}}  # no version: a checkpoint from before 0.4
+    same_error(lambda: E.InstanceNorm1d(3).load_state_dict(sd), lambda: torch.nn.InstanceNorm1d(3).load_state_dict(sd))

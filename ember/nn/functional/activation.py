@@ -5,6 +5,8 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
            "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus", "softshrink", "tanh", "sigmoid",
            "hardsigmoid", "silu", "mish", "hardswish", "softmin", "softmax", "log_softmax", "gumbel_softmax"]
 from ... import _dtype
+from ..._creation import empty, empty_like, zeros_like
+from ..._ops.binary import _where
 from ..._ops import nn_ops as _ops
 from ..._ops.softmax import implicit_dim
 from ..._ops.softmax import softmax as _softmax, log_softmax as _log_softmax
@@ -138,7 +140,6 @@ def prelu(input, weight):
         weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
     elif weight.ndim:
         weight = weight.reshape(())
-    from ..._ops.binary import _where
     return _where(input > 0, input, weight * input)
 
 
@@ -147,7 +148,6 @@ def _rrelu(input, lower, upper, training):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return _ops.LeakyRelu.apply(input, slope=(lower + upper) / 2)
-    from ..._creation import empty
     r = empty(input.shape, dtype=input.dtype if input.dtype.is_floating_point else _dtype.float32,
               device=input.device).uniform_(lower, upper)
     return _ops.RreluNoise.apply(input, r=r._data)
@@ -274,7 +274,6 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         import warnings
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    from ..._creation import empty_like, zeros_like
     gumbels = -empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

@@ -1,10 +1,11 @@
 """Distances and similarities between vectors: pairwise_distance, pdist, cosine_similarity, normalize."""
 
 __all__ = ["pairwise_distance", "pdist", "cosine_similarity", "normalize"]
-import numpy as np
-
 from ... import _dtype
+from ..._device import array_module
+from ..._ops.index import _broadcast_shape
 from ..._ops.reduce import _tname, vector_norm
+from ..._ops.view import broadcast_to
 from ..._tensor import Tensor, write_out
 from ...autograd.grad_mode import no_grad
 
@@ -27,8 +28,8 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    i, j = np.triu_indices(input.shape[0], 1)
-    index = lambda a: Tensor._make(a.astype(np.int64), _dtype.int64, input.device)
+    i, j = array_module(input.device).triu_indices(input.shape[0], 1)
+    index = lambda a: Tensor._make(a.astype("int64"), _dtype.int64, input.device)
     return vector_norm(input[index(i)] - input[index(j)], p, 1)
 
 
@@ -39,8 +40,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_tname(dt)}")
     x1, x2 = x1.to(dt), x2.to(dt)
-    from ..._ops.view import broadcast_to
-    from ..._ops.index import _broadcast_shape
     shape = _broadcast_shape(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     n1, n2 = vector_norm(x1, 2, dim, True), vector_norm(x2, 2, dim, True)

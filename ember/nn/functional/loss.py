@@ -10,9 +10,10 @@ import math
 import warnings
 
 from ... import _dtype
-from ..._ops import nn_ops
+from ..._creation import arange, tensor
+from ..._device import array_module
 from ..._ops.binary import _where
-from ..._ops.nn_loss import BinaryCrossEntropy, ClassNLL
+from ..._ops.nn_loss import CTC, BinaryCrossEntropy, ClassNLL
 from ..._ops.reduce import _tname
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -350,7 +351,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
-def _as_batch(input, target, op):
+def _as_batch(input):
     """``(N, C)`` input and ``(N,)`` target of the multi-class margin losses, and whether the input was 1-D."""
     if input.ndim > 2 or input.ndim and input.shape[-1] == 0:
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -367,7 +368,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    x, single = _as_batch(input, target, "multi_margin_loss")
+    x, single = _as_batch(input)
     n, c = x.shape
     if target.ndim > 1 or target.numel() != n:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
@@ -379,7 +380,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     t = target.reshape(n, 1)
     if t.numel() and (bool((t < 0).any()) or bool((t >= c).any())):
         raise RuntimeError("target out of range")
-    from ..._creation import arange
     h = relu(margin - x.gather(1, t) + x)
     if p == 2:
         h = h * h
@@ -396,7 +396,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """Multi-label hinge loss: ``sum_{j in targets, k not} max(0, 1 - (x[j] - x[k])) / C``, where ``target``
     lists class indices, ended by the first -1."""
     reduction = _reduction(size_average, reduce, reduction)
-    x, single = _as_batch(input, target, "multilabel_margin_loss")
+    x, single = _as_batch(input)
     if target.shape != input.shape:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
@@ -405,10 +405,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     n, c = x.shape
     t = target.reshape(n, c)
     listed = (t != -1).to(_dtype.int64).cumprod(1).bool()  # the prefix before the first -1
-    if bool(((t < -1) | (t >= c)).any()) or bool((listed & (t < 0)).any()):
+    if bool(((t < -1) | (t >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     tc = t.clamp_min(0)
-    from ..._creation import arange
     is_target = ((tc.unsqueeze(2) == arange(c, device=x.device)) & listed.unsqueeze(2)).any(1)
     z = relu(1 - x.gather(1, tc).unsqueeze(2) + x.unsqueeze(1))  # (N, listed j, class k)
     mask = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
@@ -478,7 +477,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 def _lengths(x, like):
     if isinstance(x, Tensor):
         return x.to(_dtype.int64)
-    from ..._creation import tensor
     return tensor(list(x) if isinstance(x, (list, tuple)) else x, dtype=_dtype.int64, device=like.device)
 
 
@@ -486,7 +484,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """The Connectionist Temporal Classification loss: ``-log`` of the summed probability of every alignment of
     ``targets`` to ``log_probs`` ``(T, N, C)`` (log-softmaxed). ``targets`` are ``(N, S)`` padded, or the
     concatenation of the ``target_lengths``; 'mean' divides each loss by its target length first."""
-    from ..._ops.nn_loss import CTC
     reduction = _reduction(None, None, reduction)
     unbatched = log_probs.ndim == 2
     input_lengths, target_lengths = _lengths(input_lengths, log_probs), _lengths(target_lengths, log_probs)
@@ -521,13 +518,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 def _pad_concatenated(targets, target_lengths):
     """``(N, max length)`` targets from their concatenation."""
-    from ..._device import array_module
     xp = array_module(targets.device)
     lengths = target_lengths._data
     n, width = lengths.shape[0], int(lengths.max()) if lengths.size else 0
     if int(lengths.sum()) > targets.shape[0]:
         raise RuntimeError(f"Expected tensor to have size {int(lengths.sum())} at dimension 0, but got size "
-                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)")
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
+                           "ctc_loss_allocate_outputs)")
     starts = xp.cumsum(lengths) - lengths
     cols = xp.arange(width)
     inside = cols[None, :] < lengths[:, None]

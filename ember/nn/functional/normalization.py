@@ -4,7 +4,9 @@ __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm"
 import math
 
 from ... import _dtype
+from ..._creation import zeros
 from ..._ops.nn_norm import Normalize
+from ..._ops.shape import cat
 from ...autograd.grad_mode import no_grad
 
 
@@ -163,8 +165,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          "dimensions)")
     if input.numel() == 0:
         return input
-    from ..._creation import zeros
-    from ..._ops.shape import cat
     sq = input * input
     c = input.shape[1]
     before, after = size // 2, (size - 1) // 2

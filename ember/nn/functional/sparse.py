@@ -4,6 +4,7 @@ __all__ = ["embedding", "embedding_bag", "one_hot"]
 import warnings
 
 from ... import _dtype
+from ..._creation import arange, zeros
 from ..._device import array_module
 from ..._ops.nn_ops import Embedding
 from ..._tensor import Tensor
@@ -67,7 +68,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     that start at ``offsets``. Entries equal to ``padding_idx`` are left out; empty bags give zeros.
     ``per_sample_weights`` (mode ``'sum'`` only) weights each looked-up row.
     """
-    from ..._creation import arange, zeros
     if weight.dtype in (_dtype.int64, _dtype.int32) and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",

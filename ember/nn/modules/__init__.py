@@ -3,8 +3,6 @@ from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .flatten import Identity, Flatten, Unflatten
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Flatten",
-           "Unflatten"]
 from .rnn import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
@@ -18,3 +16,5 @@ from .transformer import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+
+__all__ = [_name for _name, _obj in list(globals().items()) if isinstance(_obj, type) and not _name.startswith("_")]

@@ -31,10 +31,10 @@ class _InstanceNorm(_NormBase):
             keys = [prefix + name for name in ("running_mean", "running_var") if prefix + name in state_dict]
             if keys:
                 klass = type(self).__name__
+                names = " and ".join(f'"{k}"' for k in keys)
                 error_msgs.append(
-                    f"Unexpected running stats buffer(s) {' and '.join(repr(k).replace(chr(39), chr(34)) for k in keys)}"
-                    f" for {klass} with track_running_stats=False. If state_dict is a checkpoint saved before 0.4.0, "
-                    f"this may be expected because {klass} does not track running stats by default since 0.4.0. "
+                    f"Unexpected running stats buffer(s) {names} for {klass} with track_running_stats=False. If "
+                    f"state_dict is a checkpoint saved before 0.4.0, this may be expected because {klass} does not track running stats by default since 0.4.0. "
                     "Please remove these keys from state_dict. If the running stats are actually needed, instead set "
                     f"track_running_stats=True in {klass} to enable them. See the documentation of {klass} for "
                     "details.")
