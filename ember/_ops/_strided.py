@@ -25,7 +25,8 @@ class _Memory:
 def restride(xp, a, shape, strides):
     """A view of ``a``'s memory from its first element with ``shape`` and element ``strides``. Like torch, a view
     in which several elements of a non-empty dimension share one memory location is read-only."""
-    shape, strides = tuple(shape), tuple(map(a.itemsize.__mul__, strides))
+    it = a.itemsize
+    shape, strides = tuple(shape), tuple([s * it for s in strides])
     if not isinstance(a, np.ndarray):  # CuPy arrays have no read-only flag
         return xp.lib.stride_tricks.as_strided(a, shape, strides)
     overlap = False

@@ -1,6 +1,5 @@
 """Scaled dot-product attention: one primitive whose backward recomputes nothing and keeps the (L, S) weights only."""
 from ..autograd.function import Function
-from .matmul import broadcast_shapes
 from .reduce import _quiet
 from .softmax import SoftmaxBackward
 
@@ -9,7 +8,8 @@ class ScaledDotProductAttention(Function):
     """``softmax(q @ k^T * scale + bias) * keep @ v`` over the last two dimensions, batch dimensions broadcasting.
 
     Returns ``(output, weights)``: the weights (before ``keep``, the scaled dropout mask) are an output so that the
-    backward written with them stays differentiable. ``bias`` is an additive float mask or None; ``causal`` adds the
+    backward written with them stays differentiable. ``bias`` is an additive float mask or None, broadcasting to the
+    scores' shape (not beyond it); ``keep`` has the scores' shape; ``causal`` adds the
     top-left aligned lower-triangular mask. With ``safe``, rows that mask out every key get zero weights (torch's
     sdpa); without, they are NaN (plain softmax, as MultiheadAttention's explicit-weights path).
     """
@@ -26,17 +26,14 @@ class ScaledDotProductAttention(Function):
         if causal:
             s += xp.where(xp.tri(L, S, dtype=bool), 0, -xp.inf).astype(s.dtype)
         if bias is not None:
-            if broadcast_shapes(s.shape, bias.shape) == s.shape:
-                s += bias
-            else:
-                s = s + bias
+            s += bias
         with _quiet(xp):
             if S == 0:
                 p = xp.zeros_like(s)
             else:
                 m = xp.amax(s, axis=-1, keepdims=True)
                 if safe:
-                    m[xp.isneginf(m)] = 0  # an all-masked row then exps to zeros, not NaN
+                    m[m == -xp.inf] = 0  # an all-masked row then exps to zeros, not NaN
                 s -= m
                 p = xp.exp(s, out=s)
                 total = xp.sum(p, axis=-1, keepdims=True)

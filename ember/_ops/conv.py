@@ -19,55 +19,32 @@ def out_size(size, k, stride, dilation, lo, hi):
 
 
 class Plan:
-    """Where the windows of one convolution geometry lie in its input of ``shape`` (B, C, *spatial).
+    """The geometry of one convolution over an input of ``shape`` (B, C, *spatial): kernel size, stride, dilation,
+    (low, high) pads per spatial dim (a negative high pad crops), and the padded and output sizes."""
 
-    With stride 1 (the common case) the padded input is flattened per channel and each kernel offset becomes one
-    contiguous run: columns then cover whole padded rows (``out[0] * prod(padded[1:])`` positions, the ones past
-    ``out`` in the inner dimensions being garbage), so that gathering and scatter-adding them are long contiguous
-    copies rather than short strided ones. Otherwise columns are the ``prod(out)`` windows themselves.
-    """
+    __slots__ = ("shape", "ksize", "stride", "dilation", "pads", "padded", "out")
 
-    __slots__ = ("shape", "ksize", "stride", "dilation", "pads", "padded", "out", "flat", "ncols", "offsets",
-                 "length")
-
-    def __init__(self, shape, ksize, stride, dilation, pads, flat=True):
-        self.shape, self.ksize, self.stride, self.dilation, self.pads = tuple(shape), tuple(ksize), stride, \
-            dilation, pads
+    def __init__(self, shape, ksize, stride, dilation, pads):
+        self.shape, self.ksize, self.stride, self.dilation, self.pads = tuple(shape), tuple(ksize), tuple(stride), \
+            tuple(dilation), tuple(pads)
         self.padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         self.out = tuple(out_size(s, k, t, d, lo, hi) for s, k, t, d, (lo, hi) in
                          zip(shape[2:], ksize, stride, dilation, pads))
-        self.flat = flat and all(t == 1 for t in stride) and all(hi >= 0 for _, hi in pads) and min(self.out, default=1) > 0
-        if self.flat:
-            inner = math.prod(self.padded[1:])
-            row = [math.prod(self.padded[i + 1:]) for i in range(len(ksize))]  # flat stride of each dim
-            self.offsets = [sum(p * d * r for p, d, r in zip(pos, dilation, row)) for pos in _positions(ksize)]
-            self.ncols = self.out[0] * inner
-            self.length = max(self.offsets[-1] + self.ncols, math.prod(self.padded))
-        else:
-            self.ncols = math.prod(self.out)
 
-    def widen(self, xp, g):
-        """(B, O, *out) to (B, O, ncols): zeros in the garbage columns."""
-        B, O = g.shape[:2]
-        if not self.flat or g.shape[3:] == self.padded[1:]:
-            return g.reshape(B, O, -1)
-        full = xp.zeros((B, O, self.out[0]) + self.padded[1:], g.dtype)
-        full[(slice(None),) * 3 + tuple(slice(0, o) for o in self.out[1:])] = g
-        return full.reshape(B, O, -1)
+    def windows(self, xp, x, lead):
+        """The strided view (*lead, *kernel, *out) of the windows of a padded x of shape (*lead, *padded, *rest)
+        (any trailing ``rest`` dims, e.g. a batch moved last, follow)."""
+        n = len(self.ksize)
+        st = x.strides[lead:lead + n]
+        return xp.lib.stride_tricks.as_strided(
+            x, x.shape[:lead] + self.ksize + self.out + x.shape[lead + n:],
+            x.strides[:lead] + tuple(s * d for s, d in zip(st, self.dilation)) +
+            tuple(s * t for s, t in zip(st, self.stride)) + x.strides[lead + n:])
 
-    def narrow(self, xp, y):
-        """(B, O, ncols) to (B, O, *out), dropping the garbage columns."""
-        B, O = y.shape[:2]
-        if not self.flat:
-            return y.reshape((B, O) + self.out)
-        y = y.reshape((B, O, self.out[0]) + self.padded[1:])
-        if self.padded[1:] == self.out[1:]:
-            return y
-        return xp.ascontiguousarray(y[(slice(None),) * 3 + tuple(slice(0, o) for o in self.out[1:])])
-
-
-def _positions(ksize):
-    return itertools.product(*(range(k) for k in ksize))
+    def slices(self, pos):
+        """The index (over the padded spatial dims) of the inputs that kernel position ``pos`` reads."""
+        return tuple(slice(p * d, p * d + t * (o - 1) + 1, t) for p, d, t, o in
+                     zip(pos, self.dilation, self.stride, self.out))
 
 
 def _inner(shape, pads):
@@ -88,48 +65,27 @@ def _pad(xp, x, pads):
 
 
 def im2col(xp, x, plan, groups):
-    """(B, G, C/G * prod(kernel), ncols) columns of x."""
+    """(B, G, C/G * prod(kernel), prod(out)) columns of x (one GEMM per image then works in cache)."""
     B, C = x.shape[:2]
-    k, n = plan.ksize, len(plan.ksize)
-    if plan.flat:
-        size = math.prod(plan.padded)
-        if plan.length == size and x.flags.c_contiguous and not any(lo or hi for lo, hi in plan.pads):
-            buf = x.reshape(B, C, size)
-        else:  # the padded input, flat per channel, with zeros after it for the last rows' garbage columns
-            buf = xp.zeros((B, C, plan.length), x.dtype)
-            buf[:, :, :size].reshape((B, C) + plan.padded)[_inner(x.shape, plan.pads)] = x
-        st, item = buf.strides, buf.itemsize
-        row = [math.prod(plan.padded[i + 1:]) for i in range(n)]
-        v = xp.lib.stride_tricks.as_strided(buf, (B, C) + k + (plan.ncols,), st[:2] + tuple(
-            d * r * item for d, r in zip(plan.dilation, row)) + (item,))
-    else:
-        x = _pad(xp, x, plan.pads)
-        st = x.strides
-        v = xp.lib.stride_tricks.as_strided(x, x.shape[:2] + k + plan.out, st[:2] + tuple(
-            st[2 + i] * plan.dilation[i] for i in range(n)) + tuple(st[2 + i] * plan.stride[i] for i in range(n)))
-    return v.reshape(B, groups, C // groups * math.prod(k), plan.ncols)
+    v = plan.windows(xp, _pad(xp, x, plan.pads), 2)
+    return v.reshape(B, groups, C // groups * math.prod(plan.ksize), math.prod(plan.out))
 
 
 def col2im(xp, cols, plan):
-    """The adjoint of im2col: columns (B, *, ncols) summed back into an input of ``plan.shape``."""
+    """The adjoint of im2col, from columns laid out (C, *kernel, *out, B) with the batch last: the strided adds
+    per kernel position then run over contiguous (out[-1] * B) rows rather than short image rows. Returns
+    (B, C, *spatial)."""
     shape, pads = plan.shape, plan.pads
     B, C = shape[:2]
-    cols = cols.reshape((B, C, len(plan.offsets) if plan.flat else math.prod(plan.ksize), plan.ncols))
-    lead = (slice(None), slice(None))
-    # one add per kernel position: the windows overlap, so no single view can take the sum
-    if plan.flat:
-        buf = xp.zeros((B, C, plan.length), cols.dtype)
-        for i, off in enumerate(plan.offsets):
-            buf[:, :, off:off + plan.ncols] += cols[:, :, i]
-        x = buf[:, :, :math.prod(plan.padded)].reshape((B, C) + plan.padded)
-    else:
-        x = xp.zeros((B, C) + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(shape[2:], pads)), cols.dtype)
-        if cols.size:
-            cols = cols.reshape((B, C) + plan.ksize + plan.out)
-            for pos in _positions(plan.ksize):
-                x[lead + tuple(slice(p * d, p * d + t * (o - 1) + 1, t) for p, d, t, o in
-                               zip(pos, plan.dilation, plan.stride, plan.out))] += cols[lead + pos]
-    return x[_inner(shape, pads)] if any(lo or hi for lo, hi in pads) else x
+    n = len(plan.ksize)
+    buf = xp.zeros((C,) + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(shape[2:], pads)) + (B,), cols.dtype)
+    cols = cols.reshape((C,) + plan.ksize + plan.out + (B,))
+    if cols.size:
+        # one add per kernel position: the windows overlap, so no single view can take the sum
+        for pos in itertools.product(*(range(k) for k in plan.ksize)):
+            buf[(slice(None),) + plan.slices(pos)] += cols[(slice(None),) + pos]
+    buf = buf[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(shape[2:], pads))]
+    return xp.ascontiguousarray(xp.moveaxis(buf, n + 1, 0))
 
 
 class Conv(Function):
@@ -141,7 +97,7 @@ class Conv(Function):
         xp = ctx.xp
         B, O = x.shape[0], w.shape[0]
         cols = im2col(xp, x, plan, groups)
-        y = plan.narrow(xp, xp.matmul(w.reshape(groups, O // groups, -1), cols).reshape(B, O, -1))
+        y = xp.matmul(w.reshape(groups, O // groups, -1), cols).reshape((B, O) + plan.out)
         if b is not None:
             y += b.reshape((O,) + (1,) * len(plan.out))
         ctx.save_for_backward(x, w)
@@ -166,9 +122,10 @@ class ConvInput(Function):
     @staticmethod
     def forward(ctx, g, w, plan, groups):
         xp = ctx.xp
-        B, O = g.shape[:2]
+        O = g.shape[1]
         wt = w.reshape(groups, O // groups, -1).transpose(0, 2, 1)  # (G, C/G * prod(k), O/G)
-        cols = xp.matmul(wt, plan.widen(xp, g).reshape(B, groups, O // groups, -1))
+        gt = xp.moveaxis(g, 0, -1).reshape(groups, O // groups, -1)  # (G, O/G, prod(out) * B): one GEMM
+        cols = xp.matmul(wt, gt)
         ctx.save_for_backward(g, w)
         ctx.plan, ctx.groups = plan, groups
         return col2im(xp, cols, plan)
@@ -192,8 +149,7 @@ class ConvWeight(Function):
         if cols is None:
             cols = im2col(xp, x, plan, groups)
         B, O = g.shape[:2]
-        gf = plan.widen(xp, g).reshape(B, groups, O // groups, -1)
-        gw = xp.matmul(gf, cols.transpose(0, 1, 3, 2)).sum(0)  # (G, O/G, C/G * prod(k))
+        gw = xp.matmul(g.reshape(B, groups, O // groups, -1), cols.transpose(0, 1, 3, 2)).sum(0)  # (G, O/G, C/G * prod(k))
         ctx.save_for_backward(x, g)
         ctx.plan, ctx.groups = plan, groups
         return gw.reshape((O, x.shape[1] // groups) + plan.ksize)
@@ -208,13 +164,13 @@ class ConvWeight(Function):
 
 
 class Im2col(Function):
-    """``F.unfold``: (B, C, *spatial) to (B, C * prod(kernel), L); ``plan`` must not be flat."""
+    """``F.unfold``: (B, C, *spatial) to (B, C * prod(kernel), L)."""
     half_in_float32 = True
 
     @staticmethod
     def forward(ctx, x, plan):
         ctx.plan = plan
-        return im2col(ctx.xp, x, plan, 1).reshape(x.shape[0], -1, plan.ncols)
+        return im2col(ctx.xp, x, plan, 1).reshape(x.shape[0], -1, math.prod(plan.out))
 
     @staticmethod
     def backward(ctx, grad):
@@ -228,7 +184,7 @@ class Col2im(Function):
     @staticmethod
     def forward(ctx, cols, plan):
         ctx.plan = plan
-        return col2im(ctx.xp, cols, plan)
+        return col2im(ctx.xp, ctx.xp.moveaxis(cols, 0, -1), plan)
 
     @staticmethod
     def backward(ctx, grad):

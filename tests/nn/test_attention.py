@@ -126,6 +126,7 @@ def test_sdpa_errors_match_torch():
         lambda lib, f, c: f(c(q[0, 0, 0]), c(k[0, 0, 0]), c(v[0, 0, 0])),
         lambda lib, f, c: f(c(q), c(k), c(v), attn_mask=c(np.ones((3, 5), np.int64))),
         lambda lib, f, c: f(c(q), c(k), c(v), attn_mask=c(np.ones((3, 5), np.float64))),
+        lambda lib, f, c: f(c(q[0]), c(k[0]), c(v[0]), attn_mask=c(np.ones((2, 1, 3, 5), np.float32))),
     ]
     for case in cases:
         with pytest.raises(RuntimeError) as te:
@@ -251,7 +252,7 @@ def test_mha_parameters_init_repr():
 def test_mha_dropout_train_eval():
     em = ember.nn.MultiheadAttention(E, 2, dropout=0.5)
     x = ember.randn(L, B, E)
-    (a, wa), (b, wb) = em(x, x, x), em(x, x, x)
+    a, b = em(x, x, x)[0], em(x, x, x)[0]
     assert not np.allclose(a.detach().numpy(), b.detach().numpy())
     em.eval()
     np.testing.assert_array_equal(em(x, x, x)[0].detach().numpy(), em(x, x, x)[0].detach().numpy())
@@ -273,3 +274,12 @@ def test_mha_errors():
         em(*[ember.tensor(x)] * 3, is_causal=True)
     with pytest.raises(AssertionError, match="query should be unbatched 2D or batched 3D tensor"):
         em(*[ember.randn(1, L, B, E)] * 3)
+
+
+@pytest.mark.parametrize("name", ["ember.nn.modules.attention", "ember.nn.functional.attention"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name), globs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -176,7 +176,8 @@ def test_float64_module():
 
 
 # -- parameters, init, repr ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind,kw", CONFIGS + CELLS, ids=[f"{k}-{'-'.join(kw) or 'default'}" for k, kw in CONFIGS + CELLS])
+@pytest.mark.parametrize("kind,kw", CONFIGS + CELLS,
+                         ids=[f"{k}-{'-'.join(kw) or 'default'}" for k, kw in CONFIGS + CELLS])
 def test_parameters_init_and_repr(kind, kw):
     tm = getattr(torch.nn, kind)(4, 5, **kw)
     em = getattr(ember.nn, kind)(4, 5, **kw)
@@ -390,3 +391,12 @@ def test_utils_errors_match_torch():
         with pytest.raises(kind) as ee:
             fn(ernn, ember)
         assert str(te.value) == str(ee.value)
+
+
+@pytest.mark.parametrize("name", ["ember.nn.modules.rnn", "ember.nn.utils.rnn"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name), globs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

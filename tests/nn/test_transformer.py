@@ -186,5 +186,14 @@ def test_errors():
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         ember.nn.TransformerEncoderLayer(**BASE, activation="tanh")
     with pytest.raises(AssertionError, match="only bool and floating types of src_key_padding_mask"):
-        ember.nn.TransformerEncoderLayer(**BASE)(ember.randn(S, B, D), src_key_padding_mask=ember.zeros(B, S,
-                                                                                                       dtype=ember.int64))
+        layer = ember.nn.TransformerEncoderLayer(**BASE)
+        layer(ember.randn(S, B, D), src_key_padding_mask=ember.zeros(B, S, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("name", ["ember.nn.modules.transformer"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name), globs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

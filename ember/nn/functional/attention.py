@@ -61,12 +61,11 @@ def _check_sdpa(query, key, value, attn_mask):
 
 def _attend(query, key, value, bias, dropout_p, is_causal, scale, safe):
     """The primitive's ``(output, weights after dropout)``."""
-    keep = None
-    if dropout_p > 0:
-        shape = broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2])) + (query.shape[-2], key.shape[-2])
-        if bias is not None:
-            shape = broadcast_shapes(shape, tuple(bias.shape))
-        keep = _keep_mask(shape, dropout_p, query)
+    shape = broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2])) + (query.shape[-2], key.shape[-2])
+    if bias is not None and broadcast_shapes(shape, tuple(bias.shape)) != shape:  # the mask is added in place
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(shape, tuple(bias.shape)))}")
+    keep = _keep_mask(shape, dropout_p, query) if dropout_p > 0 else None
     out, weights = ScaledDotProductAttention.apply(query, key, value, bias, keep, scale=scale,
                                                    causal=bool(is_causal), safe=safe)
     return out, weights if keep is None else weights * keep

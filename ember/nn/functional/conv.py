@@ -257,7 +257,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={k}, dilation={d}, "
                            f"padding={p}, calculated shape of the array of sliding blocks as {tuple(blocks)}, but its "
                            "components must be at least one.")
-    y = Im2col.apply(x, plan=Plan(x.shape, k, s, d, tuple((pp, pp) for pp in p), flat=False))
+    y = Im2col.apply(x, plan=Plan(x.shape, k, s, d, tuple((pp, pp) for pp in p)))
     return y.squeeze(0) if unbatched else y
 
 
@@ -291,5 +291,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
     shape = (x.shape[0], x.shape[1] // (k[0] * k[1])) + size
-    y = Col2im.apply(x, plan=Plan(shape, k, s, d, tuple((pp, pp) for pp in p), flat=False))
+    y = Col2im.apply(x, plan=Plan(shape, k, s, d, tuple((pp, pp) for pp in p)))
     return y.squeeze(0) if unbatched else y

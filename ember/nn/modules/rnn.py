@@ -8,12 +8,10 @@ import math
 import numbers
 import warnings
 
-from ... import _dtype
 from ..._creation import empty, zeros
 from ..._ops.matmul import addmm
 from ..._ops.rnn import GATES, recurrence
 from ..._ops.shape import cat, stack
-from ..._tensor import Tensor
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -325,7 +323,7 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
-        return self._run(input, hx)
+        return self._run(input, None if hx is None else tuple(hx))
 
 
 class GRU(RNNBase):
