@@ -36,5 +36,6 @@ from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
                             cosine_similarity, pdist, layer_norm)
 from . import utils, datasets, transforms
+from .serialization import save, load
 
 __version__ = "0.1.0"

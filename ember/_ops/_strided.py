@@ -26,15 +26,9 @@ def restride(xp, a, shape, strides):
     """A view of ``a``'s memory from its first element with ``shape`` and element ``strides``. Like torch, a view
     in which several elements of a non-empty dimension share one memory location is read-only."""
     it = a.itemsize
-    shape, strides = tuple(shape), tuple([s * it for s in strides])
+    shape, strides = tuple(shape), tuple([s * it for s in strides]) if any(strides) else tuple(strides)
     if not isinstance(a, np.ndarray):  # CuPy arrays have no read-only flag
         return xp.lib.stride_tricks.as_strided(a, shape, strides)
-    overlap = False
-    if 0 in strides:
-        for n, s in zip(shape, strides):
-            if s == 0 and n > 1:
-                overlap = True
-                break
     flags = a.flags
     if flags.c_contiguous and flags.writeable:
         try:  # a's own buffer holds the memory from its first element on
@@ -42,17 +36,25 @@ def restride(xp, a, shape, strides):
         except (TypeError, ValueError):  # the view reaches beyond a (as_strided)
             pass
         else:
-            if overlap:
-                out.flags.writeable = False
+            if 0 in strides and _overlaps(shape, strides):
+                out.setflags(write=False)
             return out
     owner = a
     while getattr(owner, "base", None) is not None:
         owner = owner.base
-    readonly = overlap or not (isinstance(owner, np.ndarray) and owner.flags.writeable)
+    readonly = _overlaps(shape, strides) or not (isinstance(owner, np.ndarray) and owner.flags.writeable)
     face = a.__array_interface__
     out = np.asarray(_Memory({"shape": shape, "strides": strides, "typestr": face["typestr"],
                               "data": (face["data"][0], readonly), "version": 3}, owner))
     return out if out.dtype == a.dtype else out.view(a.dtype)
+
+
+def _overlaps(shape, strides):
+    """Whether several elements of a (shape, strides) layout share a memory location (a broadcast dimension)."""
+    for n, s in zip(shape, strides):
+        if s == 0 and n > 1:
+            return True
+    return False
 
 
 def is_plain(a):

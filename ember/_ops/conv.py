@@ -149,7 +149,8 @@ class ConvWeight(Function):
         if cols is None:
             cols = im2col(xp, x, plan, groups)
         B, O = g.shape[:2]
-        gw = xp.matmul(g.reshape(B, groups, O // groups, -1), cols.transpose(0, 1, 3, 2)).sum(0)  # (G, O/G, C/G * prod(k))
+        gt = g.reshape(B, groups, O // groups, -1).transpose(0, 1, 3, 2)
+        gw = xp.matmul(cols, gt).sum(0).transpose(0, 2, 1)  # (G, O/G, C/G * prod(k))
         ctx.save_for_backward(x, g)
         ctx.plan, ctx.groups = plan, groups
         return gw.reshape((O, x.shape[1] // groups) + plan.ksize)

@@ -27,10 +27,13 @@ def _tname(dtype):
     return _TORCH_NAMES[dtype.name]
 
 
+_EVERY_DIM = tuple(range(64))  # sliced: cheaper than building tuple(range(ndim)) on every call
+
+
 def _dims(dim, ndim):
     """``dim`` as a tuple of distinct dims in ``[0, ndim)``; None, () and [] mean every dimension."""
     if dim is None or dim == () or dim == []:
-        return tuple(range(ndim))
+        return _EVERY_DIM[:ndim]
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     n = ndim or 1
     out = []
@@ -62,7 +65,7 @@ def _restore(t, in_shape, dims, keepdim):
 def _unsqueeze_to(grad, in_shape, dims, keepdim):
     """``grad`` of a reduction over ``dims`` broadcast back to ``in_shape``: one Expand when the reduced dims lead
     (as in a full reduction), since broadcasting aligns the trailing dims."""
-    if not keepdim and dims != tuple(range(len(dims))):
+    if not keepdim and dims != _EVERY_DIM[:len(dims)]:
         grad = reshape(grad, _kept_shape(in_shape, dims))
     return Expand.apply(grad, shape=tuple(in_shape))
 
@@ -93,11 +96,12 @@ def _cast(input, dtype):
 class Sum(Function):
     """sum, mean (``mean``), and their NaN-ignoring forms (``nan``): one kernel, one linear backward."""
     half_in_float32 = True
+    n = None  # mean: the count divided by
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype=None, nan=False, mean=False):
         xp = ctx.xp
-        ctx.in_shape, ctx.dims, ctx.keepdim, ctx.mean = x.shape, dims, keepdim, mean
+        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         keep = None
         if nan and x.dtype.kind == "f":
             keep = ~xp.isnan(x)
@@ -127,7 +131,7 @@ class Sum(Function):
         saved = ctx.saved_tensors
         if saved:  # zero for NaNs; nanmean's keep already holds 1/count
             return g * saved[0]
-        return g / ctx.n if ctx.mean else g
+        return g if ctx.n is None else g / ctx.n
 
 
 def _sum_dtype(input, dtype):
@@ -148,8 +152,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).sum(1)
         tensor([3., 7.])
     """
-    dims = _dims(dim, input.ndim)
-    return write_out(Sum.apply(_cast(input, dtype), dims=dims, keepdim=keepdim, dtype=_sum_dtype(input, dtype)), out)
+    r = Sum.apply(_cast(input, dtype), dims=_dims(dim, input.ndim), keepdim=keepdim, dtype=_sum_dtype(input, dtype))
+    return r if out is None else write_out(r, out)
 
 
 @numpy_aliases

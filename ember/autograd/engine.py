@@ -221,7 +221,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
                 if left == 0:
                     ready.append(n)
 
-        taken = [id(g) for g in grads]  # .grad must not alias a caller's tensor or another .grad
+        taken = list(map(id, grads))  # .grad must not alias a caller's tensor or another .grad
         for leaf, g in leaf_grads.values():
             if leaf._hooks:
                 g = _run_tensor_hooks(list(leaf._hooks), g)
@@ -235,7 +235,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
         for t, g in captured.values():
             if g is not None:
                 _accumulate(t, g, create_graph, taken)
-    return {k: g for k, (t, g) in captured.items()}
+    return {k: g for k, (t, g) in captured.items()} if captured else captured
 
 
 def _add_leaf(leaf_grads, leaf_targets, leaf, g):
@@ -262,6 +262,8 @@ def _call_node(node, gs, create_graph):
         except Exception:
             _warn_forward_trace(node)
             raise
+    elif len(gs) == 1:  # a positional call: unpacking the list costs more than the call
+        result = type(node).backward(node, gs[0])
     else:
         result = type(node).backward(node, *gs)
     if type(result) is not tuple:
@@ -333,13 +335,14 @@ def _accumulate(t, g, create_graph, taken):
     elif create_graph or t.grad._requires_grad:
         t.grad = t.grad + g
     else:
-        acc, new = t.grad._data, g._data
-        if acc.dtype == new.dtype and acc.shape == new.shape and acc.flags.writeable and t.grad.device is g.device:
-            _fn.array_module(g.device).add(acc, new, out=acc)  # the common case, without dispatch
-            t.grad._vc[0] += 1
+        grad = t.grad
+        acc, new = grad._data, g._data
+        if grad.dtype is g.dtype and grad.device is g.device and acc.shape == new.shape and acc.flags.writeable:
+            acc += new  # the common case, in place and without dispatch
+            grad._vc[0] += 1
         else:
             with no_grad():
-                t.grad.add_(g)
+                grad.add_(g)
 
 
 def _check_inputs(inputs, api):

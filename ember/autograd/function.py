@@ -73,6 +73,7 @@ class Function:
     _saved = None
     _saved_raw = None
     _non_diff = None
+    _needs_input_grad = None
     _freed = False
     _user = False  # torch-style Function: the engine validates what backward returns
     _trace = None
@@ -108,8 +109,13 @@ class Function:
     @property
     def needs_input_grad(self):
         """One bool per positional input of ``apply``: whether a gradient for it is needed."""
-        edges = self._edges
-        return tuple(e is not None for e in edges) if edges else _NONE_NEEDED
+        needs = self._needs_input_grad
+        if needs is None:
+            edges = self._edges
+            if not edges:
+                return _NONE_NEEDED
+            needs = self._needs_input_grad = tuple([e is not None for e in edges])
+        return needs
 
     @property
     def saved_tensors(self):
@@ -125,11 +131,10 @@ class Function:
                 arr, nr, diff = obj
                 t = Tensor._make(arr, self._out_meta[nr][1], self._device, diff, self if diff else None, nr)
                 t._vc = vc
-                fn = self
             else:  # an input Tensor (0), or anything else (2)
                 t = obj
-                fn = t.grad_fn if vc is not None else None
             if vc is not None and vc[0] != version:
+                fn = self if kind == 1 else t.grad_fn
                 where = f", which is output {t._output_nr} of {_short_name(fn)}," if fn is not None else ""
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -238,7 +243,14 @@ class Function:
             ctx._edges = tuple(edges)
             if ANOMALY[0]:
                 ctx._trace = traceback.format_stack()[:-1]
-        raw = cls.forward(ctx, *arrays, **params) if params else cls.forward(ctx, *arrays)
+        # Positional calls for one or two inputs: unpacking a list costs as much as a small op's arithmetic.
+        n = len(arrays)
+        if n == 1:
+            raw = cls.forward(ctx, arrays[0], **params) if params else cls.forward(ctx, arrays[0])
+        elif n == 2 and not params:
+            raw = cls.forward(ctx, arrays[0], arrays[1])
+        else:
+            raw = cls.forward(ctx, *arrays, **params)
 
         if type(raw) is tuple:
             return _outputs(ctx, raw, back, needs, inputs, arrays, params)

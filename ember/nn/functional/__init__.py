@@ -8,3 +8,4 @@ from .conv import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403

@@ -16,5 +16,7 @@ from .transformer import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
 
 __all__ = [_name for _name, _obj in list(globals().items()) if isinstance(_obj, type) and not _name.startswith("_")]

@@ -1,0 +1,292 @@
+"""save/load: tensors and nested containers of them (state_dicts, optimizer states, checkpoints) as safetensors files.
+
+The tensors are the file's tensors, named by their path in the saved object (``fc1.weight``,
+``optimizer.state.0.exp_avg``), so any safetensors reader sees them; the nesting (dicts with their key types,
+lists, tuples, plain values, which tensors are Parameters, their devices) is JSON in the file's metadata. Nothing is
+ever pickled, so loading a file cannot run code.
+"""
+import collections
+import json
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+import safetensors
+import safetensors.numpy
+
+from . import _dtype
+from ._device import cuda_available, device as _device_cls, normalize
+from ._tensor import Size, Tensor
+
+__all__ = ["save", "load"]
+
+_FORMAT_KEY, _STRUCTURE_KEY, _FORMAT = "ember.format", "ember.structure", "1"
+
+# safetensors' dtype names. safetensors.numpy.load has no entry for BF16, so tensors are decoded here from
+# safetensors.deserialize (the function it is built on) with the complete table.
+_ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "I32": np.int32, "I64": np.int64,
+              "F16": np.float16, "BF16": ml_dtypes.bfloat16, "F32": np.float32, "F64": np.float64,
+              "C64": np.complex64}
+
+
+def _encode(obj, path, tensors, names):
+    """``obj`` as JSON-able data; tensors are appended to ``tensors`` under a name made from ``path``."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else {"float": repr(obj)}  # strict JSON has no nan/inf
+    if isinstance(obj, Tensor):
+        return _encode_tensor(obj, path, tensors, names)
+    if isinstance(obj, Size):
+        return {"size": list(obj)}
+    if isinstance(obj, tuple):
+        return {"tuple": [_encode(v, path + (str(i),), tensors, names) for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [_encode(v, path + (str(i),), tensors, names) for i, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        out = {"dict": [[_encode(k, path + ("key",), tensors, names), _encode(v, path + (str(k),), tensors, names)]
+                        for k, v in obj.items()]}
+        if isinstance(obj, collections.OrderedDict):
+            out["ordered"] = True
+            if hasattr(obj, "_metadata"):  # a state_dict's per-module versions, kept as torch's pickling does
+                out["_metadata"] = _encode(obj._metadata, path + ("_metadata",), tensors, names)
+        return out
+    if isinstance(obj, complex):
+        return {"complex": [_encode(obj.real, path, tensors, names), _encode(obj.imag, path, tensors, names)]}
+    if isinstance(obj, _dtype.dtype):
+        return {"dtype": obj.name}
+    if isinstance(obj, _device_cls):
+        return {"device": str(obj)}
+    if isinstance(obj, np.generic) and obj.dtype.kind in "biufc":
+        return _encode(obj.item(), path, tensors, names)
+    where = ".".join(path) or "the top level"
+    raise TypeError(f"ember.save: cannot save an object of type {type(obj).__name__} (at {where}): ember saves "
+                    "tensors, numbers, strings, None, dtypes, devices and lists, tuples and dicts of them; it never "
+                    "pickles arbitrary objects")
+
+
+def _encode_tensor(t, path, tensors, names):
+    name = names.get(id(t))
+    if name is None:  # the same tensor object twice is stored once and loads as one object
+        base = ".".join(path) or "tensor"
+        name, n = base, 1
+        while name in tensors:
+            name, n = f"{base}#{n}", n + 1
+        names[id(t)] = name
+        a = t._data if t.device.type == "cpu" else t._data.get()
+        if t.dtype is _dtype.complex128:  # safetensors has no complex128: its (re, im) pairs as float64
+            a = a.reshape(-1).view(np.float64).reshape(t.shape + (2,))
+        # safetensors writes the raw buffer: it must be dense (np.ascontiguousarray would make 0-d arrays 1-d)
+        tensors[name] = a if a.flags.c_contiguous else a.copy(order="C")
+    out = {"tensor": name, "dtype": t.dtype.name, "device": str(t.device)}
+    if t.requires_grad:
+        out["requires_grad"] = True
+    if getattr(type(t), "__name__", "") == "Parameter":
+        out["parameter"] = True
+    return out
+
+
+def save(obj, f):
+    """Saves ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain values, such as a ``state_dict`` or a
+    training checkpoint) to ``f``, a path or a binary file object, as a safetensors file.
+
+    A path is written atomically: to a temporary file in the same folder, flushed to disk, then renamed over ``f``,
+    so a save that fails leaves any previous file intact.
+
+    Example::
+
+        >>> ember.save({"model": model.state_dict(), "step": 100}, "checkpoint.safetensors")  # doctest: +SKIP
+    """
+    tensors, names = {}, {}
+    structure = _encode(obj, (), tensors, names)
+    metadata = {_FORMAT_KEY: _FORMAT, _STRUCTURE_KEY: json.dumps(structure, separators=(",", ":"))}
+    if not isinstance(f, (str, bytes, os.PathLike)):
+        f.write(safetensors.numpy.save(tensors, metadata=metadata))
+        return
+    path = os.fsdecode(f)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    # created here so that the file gets the permissions a plain open() gives (the umask's), which the writer,
+    # replacing the file through a private temporary of its own, does not keep
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        mode = os.stat(tmp).st_mode
+        safetensors.numpy.save_file(tensors, tmp, metadata=metadata)
+        os.chmod(tmp, mode)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _read(f):
+    if isinstance(f, (str, bytes, os.PathLike)):
+        name = os.fsdecode(f)
+        with open(name, "rb") as fh:
+            return fh.read(), name
+    data = f.read()
+    if isinstance(data, str):
+        raise TypeError("ember.load: the file object must be opened in binary mode ('rb')")
+    return data, getattr(f, "name", f"<{type(f).__name__}>")
+
+
+def _parse(data, name):
+    """(arrays by name, metadata) of safetensors bytes; ValueError naming the file if they are not that."""
+    n = int.from_bytes(data[:8], "little")
+    try:
+        if len(data) < 8 or n > len(data) - 8:
+            raise ValueError(f"the header length exceeds the file size of {len(data)} bytes")
+        header = json.loads(bytes(data[8:8 + n]))
+        metadata = header.get("__metadata__") or {}
+        views = safetensors.deserialize(data)
+    except (ValueError, UnicodeDecodeError, AttributeError, safetensors.SafetensorError) as e:
+        if data[:2] == b"PK" or data[:1] == b"\x80":  # a zip archive or a bare pickle: torch.save's formats
+            raise ValueError(f"{name}: this is a pickled (PyTorch) checkpoint, not a safetensors file; ember never "
+                             "unpickles files. Convert it with torch: safetensors.torch.save_file(state_dict, "
+                             "path)") from None
+        raise ValueError(f"{name}: not a valid safetensors file ({e})") from None
+    arrays = {}
+    for key, v in views:
+        dt = _ST_DTYPES.get(v["dtype"])
+        if dt is None:
+            raise ValueError(f"{name}: tensor {key!r} has dtype {v['dtype']}, which ember cannot hold")
+        arrays[key] = np.frombuffer(v["data"], dtype=dt).reshape(v["shape"])
+    return arrays, metadata
+
+
+def _placer(map_location):
+    """``place(tensor, saved_location)``: the tensor moved where ``map_location`` says."""
+    if callable(map_location):
+        def place(t, loc):
+            hit = map_location(t, loc)
+            return _move(t, loc) if hit is None else hit if isinstance(hit, Tensor) else t.to(hit)
+        return place
+    if map_location is None:
+        return _move
+    if isinstance(map_location, dict):
+        return lambda t, loc: _move(t, map_location.get(loc, loc))
+    if isinstance(map_location, (str, _device_cls)) or type(map_location).__name__ == "device":
+        return lambda t, loc: _move(t, map_location)
+    raise TypeError(f"ember.load: map_location should be None, a str, an ember.device, a dict or a callable, not "
+                    f"{type(map_location).__name__}")
+
+
+def _move(t, location):
+    target = _device_cls(location)
+    if target.type == "cuda" and not cuda_available():
+        raise RuntimeError("Attempting to deserialize object on a CUDA device but ember.cuda.is_available() is "
+                           "False. If you are running on a CPU-only machine, please use ember.load with "
+                           "map_location=ember.device('cpu') to map your storages to the CPU.")
+    return t.to(target)
+
+
+def _tensor(arr, spec, location, place):
+    d = getattr(_dtype, spec["dtype"], None)
+    if not isinstance(d, _dtype.dtype):
+        raise ValueError(f"unknown dtype {spec['dtype']!r}")
+    if d is _dtype.complex128:
+        arr = arr.view(np.complex128)[..., 0]
+    elif arr.dtype != d.np:
+        raise ValueError(f"tensor {spec['tensor']!r} is stored as {arr.dtype} but recorded as {d.name}")
+    if not arr.flags.writeable:
+        arr = arr.copy()
+    t = place(Tensor._make(arr, d, normalize("cpu")), location)
+    if spec.get("parameter"):
+        from .nn.parameter import Parameter
+        return Parameter(t, requires_grad=bool(spec.get("requires_grad")))
+    if spec.get("requires_grad"):
+        t.requires_grad_(True)
+    return t
+
+
+def _decode(node, arrays, place, memo):
+    if node is None or isinstance(node, (bool, int, float, str)):
+        return node
+    if isinstance(node, list):
+        return [_decode(v, arrays, place, memo) for v in node]
+    if not isinstance(node, dict) or len(node) == 0:
+        raise ValueError(f"unexpected node {node!r}")
+    if "tensor" in node:
+        name = node["tensor"]
+        if name not in memo:
+            if name not in arrays:
+                raise ValueError(f"the structure names a tensor {name!r} that the file does not hold")
+            memo[name] = _tensor(arrays[name], node, node.get("device", "cpu"), place)
+        return memo[name]
+    if "dict" in node:
+        items = [(_decode(k, arrays, place, memo), _decode(v, arrays, place, memo))
+                 for k, v in node["dict"]]
+        if not node.get("ordered"):
+            return dict(items)
+        out = collections.OrderedDict(items)
+        if "_metadata" in node:
+            out._metadata = _decode(node["_metadata"], arrays, place, memo)
+        return out
+    if "tuple" in node:
+        return tuple(_decode(v, arrays, place, memo) for v in node["tuple"])
+    if "float" in node:
+        return float(node["float"])
+    if "size" in node:
+        return Size(node["size"])
+    if "complex" in node:
+        return complex(*node["complex"])
+    if "dtype" in node:
+        return _dtype.to_dtype(node["dtype"])
+    if "device" in node:
+        return _device_cls(node["device"])
+    raise ValueError(f"unknown node {node!r}")
+
+
+def load(f, map_location=None, *, weights_only=True):
+    """Loads an object saved with :func:`save` from ``f`` (a path or a binary file object).
+
+    A safetensors file written by another program loads as a dict of its tensors by name.
+
+    Args:
+        f: the path or file object
+        map_location: where to put the tensors: None (the device each was saved from), a device or a string
+            (all of them there), a dict mapping saved locations to new ones (``{'cuda:0': 'cpu'}``), or a callable
+            ``fn(tensor, location)`` returning the tensor to use (or None for the default)
+        weights_only (bool): accepted for torch compatibility; ember files only ever hold tensors and plain data,
+            so loading is always as safe as torch's ``weights_only=True``
+
+    Raises:
+        ValueError: ``f`` is not a valid file (the message names it)
+
+    Example::
+
+        >>> state = ember.load("checkpoint.safetensors", map_location="cpu")  # doctest: +SKIP
+    """
+    place = _placer(map_location)
+    data, name = _read(f)
+    arrays, metadata = _parse(data, name)
+    if _STRUCTURE_KEY not in metadata:
+        return {key: _tensor(a, {"tensor": key, "dtype": _dtype.from_numpy_dtype(a.dtype).name}, "cpu",
+                             place) for key, a in arrays.items()}
+    if metadata.get(_FORMAT_KEY) != _FORMAT:
+        raise ValueError(f"{name}: written by a newer ember (format {metadata.get(_FORMAT_KEY)!r}; this version "
+                         f"reads format {_FORMAT})")
+    try:
+        return _decode(json.loads(metadata[_STRUCTURE_KEY]), arrays, place, {})
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ValueError(f"{name}: malformed ember structure metadata ({e})") from None
+
