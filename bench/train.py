@@ -4,6 +4,7 @@ inputs, the same optimizer. Prints the time of one step (forward + backward + op
 
     python bench/train.py                  # all cases: mlp, lenet, gpt
     python bench/train.py gpt --steps 20   # one case, more steps
+    python bench/train.py --threads 1      # both frameworks on one thread (steadier on a busy machine)
 
 Step times are measured in this process, alternating the two frameworks in short rounds and keeping the median, so
 load from other programs hits both alike. Peak memory is measured in a fresh child process per framework and case,
@@ -17,8 +18,6 @@ import statistics
 import subprocess
 import sys
 import time
-
-import numpy as np
 
 CASES = {
     "mlp": "MLP 784-512-512-10, batch 128, SGD",
@@ -75,6 +74,7 @@ def gpt(lib, vocab=65, block=128, layers=4, heads=4, width=256):
 
 def inputs(case):
     """The case's (input, target) batch as NumPy arrays, the same for both frameworks."""
+    import numpy as np
     rng = np.random.default_rng(0)
     if case == "mlp":
         return rng.standard_normal((128, 784), dtype=np.float32), rng.integers(0, 10, 128)
@@ -159,8 +159,12 @@ def main():
                    help=f"cases to run, of {', '.join(CASES)} (default: all)")
     p.add_argument("--steps", type=int, default=10, help="timed steps per framework and case")
     p.add_argument("--rounds", type=int, default=5, help="alternations of the two frameworks")
+    p.add_argument("--threads", type=int, help="threads for both frameworks' math libraries (default: theirs)")
     p.add_argument("--child", nargs=2, metavar=("FRAMEWORK", "CASE"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.threads:  # before NumPy or torch load their thread pools; the children inherit it
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
     if args.child:
         return child(*args.child, max(3, args.steps // 2))
     import torch

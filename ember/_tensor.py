@@ -214,6 +214,7 @@ class Tensor:
             return
         if fn._retain is None:
             fn._retain = {}
+            fn._hooked = True
         fn._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 

@@ -9,6 +9,7 @@ checkpoint (``ember.save`` of the model and optimizer) and a plot of the learnin
 import argparse
 import os
 import time
+from importlib.util import find_spec
 
 import numpy as np
 
@@ -60,11 +61,13 @@ def evaluate(model, x, y, batch_size=512):
     return F.cross_entropy(logits, y).item(), (pred == y).float().mean().item(), pred
 
 
-def plot(history, images, labels, pred, classes, path):
+def plot(history, images, labels, pred, classes, title, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig = plt.figure(figsize=(11, 6.5), layout="constrained")
+    from matplotlib.ticker import MaxNLocator
+    fig = plt.figure(figsize=(11, 6.8), layout="constrained")
+    fig.suptitle(title, fontsize=12)
     top, bottom = fig.subfigures(2, 1, height_ratios=[2.2, 1])
     ax_loss, ax_acc = top.subplots(1, 2)
     steps = np.arange(1, len(history["step_loss"]) + 1)
@@ -78,7 +81,9 @@ def plot(history, images, labels, pred, classes, path):
     ax_acc.plot(epochs, np.array(history["train_acc"]) * 100, "o-", color="tab:blue", label="train")
     ax_acc.plot(epochs, np.array(history["test_acc"]) * 100, "s-", color="tab:orange", label="test")
     ax_acc.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy", ylim=(min(50, ax_acc.get_ylim()[0]), 100.5))
+    ax_acc.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_acc.legend(loc="lower right")
+    classes = [c.split(" - ")[0] for c in classes]  # MNIST's "7 - seven" -> "7"
     for ax, img, y, p in zip(bottom.subplots(1, len(images)), images, labels, pred):
         ax.imshow(img, cmap="gray_r")
         ax.set_title(f"{classes[p]}" if p == y else f"{classes[p]}\n(is {classes[y]})",
@@ -92,19 +97,17 @@ def plot(history, images, labels, pred, classes, path):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m ember.demo", description=__doc__.splitlines()[0])
     p.add_argument("--data-dir", help="a folder of MNIST or Fashion-MNIST IDX files (default: scikit-learn's digits)")
-    p.add_argument("--epochs", type=int, help="training epochs (default: 12 for the digits, 1 with --data-dir)")
+    p.add_argument("--epochs", type=int, help="training epochs (default: 15 for the digits, 1 with --data-dir)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-2, help="peak learning rate of the one-cycle schedule")
     p.add_argument("--out", default=os.path.join("runs", "demo"), help="folder for the checkpoint and the plot")
     p.add_argument("--steps", type=int, help="stop each epoch after this many batches (a quick check)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    try:
-        from tqdm import tqdm
-        import matplotlib  # noqa: F401
-        import sklearn  # noqa: F401
-    except ImportError as e:
-        raise SystemExit(f"{e}: {_NEEDS}") from None
+    missing = [m for m in ("tqdm", "matplotlib", None if args.data_dir else "sklearn") if m and not find_spec(m)]
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} not found: {_NEEDS}")
+    from tqdm import tqdm
 
     torch.manual_seed(args.seed)
     if args.data_dir:
@@ -113,7 +116,7 @@ def main(argv=None):
     else:
         (xtr, ytr), (xte, yte), classes = load_digits(args.seed)
         name = "scikit-learn's handwritten digits"
-    epochs = args.epochs or (1 if args.data_dir else 12)
+    epochs = args.epochs or (1 if args.data_dir else 15)
     side = xtr.shape[-1]
     model = make_model(side, len(classes))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -123,7 +126,8 @@ def main(argv=None):
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=epochs * per_epoch)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"ember demo: a {n_params:,}-parameter CNN learns {name}")
-    print(f"  {len(xtr)} training and {len(xte)} test images of {side}x{side}, {epochs} epochs, batch {args.batch_size}")
+    print(f"  {len(xtr)} training and {len(xte)} test images of {side}x{side}, {epochs} epochs, "
+          f"batch {args.batch_size}")
     print(model)
 
     history = {k: [] for k in ("step_loss", "epoch_end", "train_loss", "train_acc", "test_loss", "test_acc")}
@@ -174,7 +178,8 @@ def main(argv=None):
 
     shown = list(dict.fromkeys([*np.flatnonzero((pred != yte).numpy())[:4].tolist(), *range(12)]))[:12]
     png = os.path.join(args.out, "curves.png")
-    plot(history, xte.numpy()[shown, 0], yte.numpy()[shown], pred.numpy()[shown], classes, png)
+    plot(history, xte.numpy()[shown, 0], yte.numpy()[shown], pred.numpy()[shown], classes,
+         f"ember demo: a CNN on {name.split(' (')[0]}, test accuracy {test_acc:.1%}", png)
     print(f"plot:       {png}")
     return {"test_accuracy": test_acc, "checkpoint": ckpt, "plot": png, "history": history}
 

@@ -82,7 +82,8 @@ def _encode_tensor(t, path, tensors, names):
     out = {"tensor": name, "dtype": t.dtype.name, "device": str(t.device)}
     if t.requires_grad:
         out["requires_grad"] = True
-    if getattr(type(t), "__name__", "") == "Parameter":
+    from .nn.parameter import Parameter
+    if isinstance(t, Parameter):
         out["parameter"] = True
     return out
 

@@ -1,4 +1,4 @@
-"""ember.save / ember.load: round trips of real state_dicts and checkpoints, dtypes, structures, atomicity, bad files."""
+"""ember.save / ember.load: round trips of state_dicts and checkpoints, dtypes, structures, atomicity, bad files."""
 import io
 import json
 import os
@@ -189,7 +189,8 @@ def test_unsupported_objects_raise_type_error(tmp_path):
 
 def write_with_metadata(path, arrays, structure):
     with open(path, "wb") as fh:
-        fh.write(safetensors.numpy.save(arrays, metadata={"ember.format": "1", "ember.structure": json.dumps(structure)}))
+        meta = {"ember.format": "1", "ember.structure": json.dumps(structure)}
+        fh.write(safetensors.numpy.save(arrays, metadata=meta))
 
 
 def test_map_location(tmp_path):

@@ -97,7 +97,7 @@ class Conv(Function):
         xp = ctx.xp
         B, O = x.shape[0], w.shape[0]
         cols = im2col(xp, x, plan, groups)
-        y = xp.matmul(w.reshape(groups, O // groups, -1), cols).reshape((B, O) + plan.out)
+        y = xp.matmul(w.reshape(groups, O // groups, cols.shape[2]), cols).reshape((B, O) + plan.out)
         if b is not None:
             y += b.reshape((O,) + (1,) * len(plan.out))
         ctx.save_for_backward(x, w)
@@ -123,8 +123,9 @@ class ConvInput(Function):
     def forward(ctx, g, w, plan, groups):
         xp = ctx.xp
         O = g.shape[1]
-        wt = w.reshape(groups, O // groups, -1).transpose(0, 2, 1)  # (G, C/G * prod(k), O/G)
-        gt = xp.moveaxis(g, 0, -1).reshape(groups, O // groups, -1)  # (G, O/G, prod(out) * B): one GEMM
+        K = w.shape[1] * math.prod(plan.ksize)
+        wt = w.reshape(groups, O // groups, K).transpose(0, 2, 1)  # (G, C/G * prod(k), O/G)
+        gt = xp.moveaxis(g, 0, -1).reshape(groups, O // groups, g.size // O)  # (G, O/G, prod(out) * B): one GEMM
         cols = xp.matmul(wt, gt)
         ctx.save_for_backward(g, w)
         ctx.plan, ctx.groups = plan, groups
@@ -149,7 +150,7 @@ class ConvWeight(Function):
         if cols is None:
             cols = im2col(xp, x, plan, groups)
         B, O = g.shape[:2]
-        gt = g.reshape(B, groups, O // groups, -1).transpose(0, 1, 3, 2)
+        gt = g.reshape(B, groups, O // groups, math.prod(plan.out)).transpose(0, 1, 3, 2)
         gw = xp.matmul(cols, gt).sum(0).transpose(0, 2, 1)  # (G, O/G, C/G * prod(k))
         ctx.save_for_backward(x, g)
         ctx.plan, ctx.groups = plan, groups
@@ -171,7 +172,7 @@ class Im2col(Function):
     @staticmethod
     def forward(ctx, x, plan):
         ctx.plan = plan
-        return im2col(ctx.xp, x, plan, 1).reshape(x.shape[0], -1, math.prod(plan.out))
+        return im2col(ctx.xp, x, plan, 1).reshape(x.shape[0], x.shape[1] * math.prod(plan.ksize), math.prod(plan.out))
 
     @staticmethod
     def backward(ctx, grad):

@@ -160,16 +160,19 @@ def _parse(x, key):
                 sizes.append(-1)  # in range by construction
                 indices.append(nz)
             d, od = d + v.ndim, od + v.ndim
+    nothing = False  # the index arrays broadcast to no element: torch then checks no index value
     if len(indices) > 1:
         try:
-            np.broadcast_shapes(*(a.shape for a in indices))
+            nothing = math.prod(np.broadcast_shapes(*(a.shape for a in indices))) == 0
         except ValueError:
             raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                              + ", ".join(str(list(a.shape)) for a in indices)) from None
     for p, (a, size) in enumerate(zip(indices, sizes)):
         if size >= 0 and a.size:
             lo, hi = int(a.min()), int(a.max())
-            if lo < -size or hi >= size:
+            if nothing and (lo < -size or hi >= size):
+                indices[p] = _xp(x).zeros_like(a)
+            elif lo < -size or hi >= size:
                 view = x._data[tuple(basic) + (Ellipsis,)].shape
                 if math.prod(view) == 0:  # torch checks nothing when the indexed view is empty
                     if math.prod(_adv_shape(view, dims, [i.shape for i in indices])):

@@ -49,15 +49,17 @@ def max_windows(xp, x, plan):
         for j in range(k):
             sl = lead + (slice(j * dil, j * dil + s * (o - 1) + 1, s),)
             v = cur[sl]
-            cand = (j * done if idx is None else idx[sl] + itype(j * done)) if k > 1 or idx is not None else None
             if best is None:
-                best = v.copy()
-                new = xp.full(v.shape, cand, itype) if idx is None else xp.array(cand, dtype=itype)
+                best, new = v.copy(), None if idx is None else idx[sl].copy()
                 continue
             m = v > best
             xp.maximum(best, v, out=best)
-            xp.copyto(new, cand, where=m)
+            cand = itype(j * done) if idx is None else idx[sl] + itype(j * done)
+            # masked selection by arithmetic (wrapping in the unsigned type): far faster than where/copyto
+            new = m * cand if new is None else xp.add(new, m * (cand - new), out=new)
         cur, idx, done = best, new, done * k
+    if idx is None:  # every kernel size is 1
+        idx = xp.zeros(cur.shape, itype)
     if x.dtype.kind == "f" and cur.size and xp.isnan(cur).any():  # rare: point at a NaN, as torch
         lead = (slice(None), slice(None))
         for p, pos in enumerate(_positions(plan)):
@@ -140,7 +142,7 @@ class WindowGather(Function):
         lead = (slice(None), slice(None))
         out = xp.zeros(arg.shape, x.dtype)
         for p, pos in enumerate(_positions(plan)):
-            xp.copyto(out, x[lead + plan.slices(pos)], where=arg == p)
+            out = xp.where(arg == p, x[lead + plan.slices(pos)], out)
         return out
 
     @staticmethod

@@ -79,11 +79,12 @@ def numpy_aliases(fn):
     """Accepts torch's NumPy-style keywords: ``axis`` for ``dim`` and ``keepdims`` for ``keepdim``."""
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            if "axis" in kwargs:
-                kwargs["dim"] = kwargs.pop("axis")
-            if "keepdims" in kwargs:
-                kwargs["keepdim"] = kwargs.pop("keepdims")
+        if not kwargs:
+            return fn(*args)
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(*args, **kwargs)
     return op
 
@@ -106,7 +107,7 @@ class Sum(Function):
         if nan and x.dtype.kind == "f":
             keep = ~xp.isnan(x)
             x = xp.where(keep, x, 0)
-        y = x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+        y = x.sum(dims, dtype, None, keepdim)
         if mean:
             if keep is None:
                 ctx.n = n = _count(x.shape, dims)
@@ -152,7 +153,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).sum(1)
         tensor([3., 7.])
     """
-    r = Sum.apply(_cast(input, dtype), dims=_dims(dim, input.ndim), keepdim=keepdim, dtype=_sum_dtype(input, dtype))
+    if dtype is None and input.dtype.is_floating_point:  # the common case, without the dtype logic
+        r = Sum.apply(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+    else:
+        r = Sum.apply(_cast(input, dtype), dims=_dims(dim, input.ndim), keepdim=keepdim,
+                      dtype=_sum_dtype(input, dtype))
     return r if out is None else write_out(r, out)
 
 

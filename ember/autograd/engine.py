@@ -182,7 +182,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
                         seen.add(n)
                         stack.append(n)
     needed = _needed_nodes(roots, node_targets, leaf_targets) if targets is not None else None
-    ready = [n for n in roots if n not in deps]
+    ready = [n for n in roots if n not in deps] if len(roots) > 1 else roots  # a lone root has no dependency
 
     prev = STATE.enabled
     STATE.enabled = create_graph
@@ -193,7 +193,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
             if needed is not None:
                 run = needed[node]
                 if node in node_targets:
-                    if not run and (node._tensor_pre_hooks or node._retain):
+                    if not run and node._hooked and (node._tensor_pre_hooks or node._retain):
                         gs = _tensor_pre_hooks(node, gs)
                     for t in node_targets[node]:
                         captured[id(t)] = (t, gs[t._output_nr])
@@ -249,7 +249,7 @@ def _add_leaf(leaf_grads, leaf_targets, leaf, g):
 
 
 def _call_node(node, gs, create_graph):
-    if node._tensor_pre_hooks or node._retain or node._pre_hooks:
+    if node._hooked:
         gs = _pre_hooks(node, gs)
     if node.materialize_grads:
         for g in gs:
@@ -269,13 +269,8 @@ def _call_node(node, gs, create_graph):
     if type(result) is not tuple:
         result = (result,)
     edges = node._edges
-    n = len(edges)
-    if len(result) != n:
-        if len(result) > n and all(r is None for r in result[n:]):
-            result = result[:n]
-        else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
-                               f"got {len(result)})")
+    if len(result) != len(edges):
+        result = _extra_gradients(node, result)
     if node._user:
         node._check_grads(result)
     out = result
@@ -285,7 +280,7 @@ def _call_node(node, gs, create_graph):
             if out is result:
                 out = list(result)
             out[i] = _validate(node, i, g, e[2], e[3])
-    if node._hooks:
+    if node._hooked and node._hooks:
         for hook in list(node._hooks):
             new = hook(tuple(out), tuple(gs))
             if new is not None:
@@ -296,6 +291,15 @@ def _call_node(node, gs, create_graph):
                 _warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return out
+
+
+def _extra_gradients(node, result):
+    """A backward may return trailing Nones beyond its inputs; any other count is an error."""
+    n = len(node._edges)
+    if len(result) > n and all(r is None for r in result[n:]):
+        return result[:n]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
+                       f"got {len(result)})")
 
 
 def _pre_hooks(node, gs):

@@ -19,7 +19,7 @@ class Linear(Function):
         if x.ndim == 1:
             y = w @ x
         else:  # one GEMM over all leading dimensions
-            y = (x.reshape(-1, x.shape[-1]) @ w.T).reshape(x.shape[:-1] + (w.shape[0],))
+            y = (x.reshape(_prod(x.shape[:-1]), x.shape[-1]) @ w.T).reshape(x.shape[:-1] + (w.shape[0],))
         if b is not None:
             y += b
         return y
@@ -34,7 +34,8 @@ class Linear(Function):
             if x.ndim == 1:
                 gw = grad.unsqueeze(1) * x
             else:
-                gw = matmul(grad.reshape(-1, grad.shape[-1]).mT, x.reshape(-1, x.shape[-1]))
+                n = _prod(x.shape[:-1])
+                gw = matmul(grad.reshape(n, grad.shape[-1]).mT, x.reshape(n, x.shape[-1]))
         if ctx.needs_input_grad[2]:
             gb = _sum(grad, tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
         return gx, gw, gb
@@ -84,6 +85,8 @@ def _general(input, weight, bias):
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(input.dtype)} != "
                            f"{_name(weight.dtype)}")
+    if weight.ndim == 1 and input.ndim == 2 and bias is not None:  # torch's addmm path
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     y = matmul(input, weight.t() if weight.ndim == 2 else weight)
     if bias is None:
         return y
@@ -128,9 +131,10 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[0] if bias.ndim else bias.numel()} but expected {out}")
     lead = input1.shape[:-1]
-    x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, in2)
+    n = _prod(lead)
+    x1, x2 = input1.reshape(n, in1), input2.reshape(n, in2)
     # (N, in1) @ (in1, out * in2) -> (N, out, in2), then contract in2 with x2
-    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
+    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(n, out, in2)
     y = matmul(t, x2.unsqueeze(-1)).squeeze(-1)
     if bias is not None:
         y = y + bias

@@ -15,6 +15,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "lp_pool2d", "lp_pool3d"]
 
 _AXES = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
+_WORDS = {1: "one", 2: "two", 3: "three"}
 
 
 def _tuple(v, n, name, op):
@@ -24,7 +25,7 @@ def _tuple(v, n, name, op):
     if len(v) == 1:
         return v * n
     if len(v) != n:
-        raise RuntimeError(f"{op}: {name} must either be a single int, or a tuple of {n} ints")
+        raise RuntimeError(f"{op}: {name} must either be a single int, or a tuple of {_WORDS[n]} ints")
     return v
 
 
@@ -263,7 +264,7 @@ def adaptive_avg_pool1d(input, output_size):
     Example::
 
         >>> F.adaptive_avg_pool1d(ember.tensor([[1., 2., 3., 4., 5.]]), 2)
-        tensor([[2.0000, 4.0000]])
+        tensor([[2., 4.]])
     """
     return _adaptive_avg(input, output_size, 1)
 
@@ -404,7 +405,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     if idx.numel() and (int(idx.max()) >= total or int(idx.min()) < 0):
         bad = int(idx.max()) if int(idx.max()) >= total else int(idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                           f"{'x'.join(map(str, size))}")
+                           f"{'x'.join(map(str, size))})")
     flat = _creation.zeros(x.shape[:2] + (total,), dtype=x.dtype, device=x.device)
     y = flat.scatter(2, idx, x.flatten(2)).reshape(x.shape[:2] + tuple(size))
     return y.squeeze(0) if unbatched else y

@@ -18,5 +18,10 @@ from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
+from .channelshuffle import *  # noqa: F401,F403
 
 __all__ = [_name for _name, _obj in list(globals().items()) if isinstance(_obj, type) and not _name.startswith("_")]

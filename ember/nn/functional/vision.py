@@ -1,0 +1,513 @@
+"""Vision functions: pad, interpolate (upsampling), grid_sample / affine_grid, pixel and channel shuffles."""
+import math
+import warnings
+
+import numpy as np
+
+from ... import _dtype
+from ..._device import array_module
+from ..._ops.shape import cat
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
+
+
+def _const(arr, device):
+    return Tensor._make(arr, _dtype.from_numpy_dtype(arr.dtype), device)
+
+
+# -- pad ----------------------------------------------------------------------------------------------------------------
+class ConstantPad(Function):
+    """``x`` padded by ``pads`` ((low, high) per dim, negative crops) with ``value``; its adjoint is the opposite
+    padding with zeros."""
+
+    @staticmethod
+    def forward(ctx, x, pads, value):
+        xp = ctx.xp
+        ctx.pads = pads
+        if any(s + min(lo, 0) + min(hi, 0) < 0 for s, (lo, hi) in zip(x.shape, pads)):
+            raise RuntimeError("narrow(): length must be non-negative.")
+        shape = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape, pads))
+        out = xp.full(shape, value, x.dtype)
+        src = tuple(slice(max(-lo, 0), s - max(-hi, 0)) for s, (lo, hi) in zip(x.shape, pads))
+        dst = tuple(slice(max(lo, 0), max(lo, 0) + (b.stop - b.start)) for b, (lo, _) in zip(src, pads))
+        out[dst] = x[src]
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ConstantPad.apply(grad, pads=tuple((-lo, -hi) for lo, hi in ctx.pads), value=0)
+
+
+_NON_CONSTANT = ("Supported combinations for non-constant padding:\n"
+                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads ``input``: ``pad`` is (left, right) sizes from the last dimension backwards, e.g. ``(1, 1, 2, 0)`` pads
+    the last dim by 1 on both sides and the one before by 2 at its start. Negative sizes crop.
+
+    ``mode``: ``'constant'`` (``value``, default 0), ``'reflect'``, ``'replicate'`` or ``'circular'`` (these pad
+    the last 1-3 dims of a batched or unbatched input).
+
+    Example::
+
+        >>> F.pad(ember.tensor([[1., 2.]]), (1, 2), value=9.)
+        tensor([[9., 1., 2., 9., 9.]])
+        >>> F.pad(ember.tensor([[1., 2., 3.]]), (2, 1), mode='reflect')
+        tensor([[3., 2., 1., 2., 3., 2.]])
+    """
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        pads = ((0, 0),) * (input.ndim - n) + tuple((pad[2 * i], pad[2 * i + 1]) for i in reversed(range(n)))
+        return ConstantPad.apply(input, pads=pads, value=0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if n not in (1, 2, 3) or input.ndim not in (n + 1, n + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n" +
+                                  _NON_CONSTANT)
+    lead = 1 if input.ndim == n + 2 else 0
+    if any(s == 0 for s in input.shape[lead:]):
+        raise RuntimeError(f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
+    x = input
+    for i in range(n):
+        d = input.ndim - 1 - i
+        x = _pad_dim(x, d, pad[2 * i], pad[2 * i + 1], mode, input.shape)
+    return x
+
+
+def _pad_dim(x, d, lo, hi, mode, shape):
+    """Pads (or crops, for negative sizes) dim ``d`` of x by its own elements."""
+    size = x.shape[d]
+    if lo < 0:
+        x, size, lo = x.narrow(d, -lo, size + lo), size + lo, 0
+    if hi < 0:
+        x, size, hi = x.narrow(d, 0, size + hi), size + hi, 0
+    if not lo and not hi:
+        return x
+    if mode == "reflect":
+        if lo >= size or hi >= size:
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                               f"got: padding ({lo}, {hi}) at dimension {d} of input {list(shape)}")
+        parts = [x.narrow(d, 1, lo).flip(d), x, x.narrow(d, size - 1 - hi, hi).flip(d)]
+    elif mode == "replicate":
+        def rep(edge, n):
+            s = list(x.shape)
+            s[d] = n
+            return x.narrow(d, edge, 1).expand(s)
+        parts = [rep(0, lo), x, rep(size - 1, hi)]
+    else:
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        parts = [x.narrow(d, size - lo, lo), x, x.narrow(d, 0, hi)]
+    return cat([p for p in parts if p.shape[d]], d)
+
+
+# -- interpolate --------------------------------------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resizes ``input`` (N, C, *spatial) to ``size`` or by ``scale_factor``.
+
+    ``mode``: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'``/``'bicubic'`` (4-D),
+    ``'trilinear'`` (5-D) or ``'area'`` (adaptive average pooling). ``align_corners`` (interpolating modes only)
+    maps the corner pixels' centres onto each other.
+
+    Example::
+
+        >>> F.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2, mode='linear')
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    dim = input.ndim - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {spatial} and output size of {size}. Please provide "
+                                 "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                                 "format.")
+            out = [int(s) for s in size]
+        else:
+            out = [int(size)] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {spatial} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        out = [int(s * f) for s, f in zip(spatial, scales)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and scales is not None or recompute_scale_factor:
+        scales = None  # the output size computed above (floor of size * scale) is then the only input
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not supported")
+    if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != dim:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate(): mode='lanczos' is not supported")
+    if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if any(o <= 0 for o in out) or any(s <= 0 for s in spatial):
+        names = ("D", "H", "W")[3 - dim:]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input (" +
+                           ", ".join(f"{a}: {s}" for a, s in zip(names, spatial)) + ") output (" +
+                           ", ".join(f"{a}: {o}" for a, o in zip(names, out)) + ")")
+    if mode == "area":
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
+    if mode not in ("nearest", "nearest-exact") and not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"upsample_{mode}{dim}d" not implemented for '
+                                  f"'{_dtype.scalar_name(input.dtype)}'")
+    scales = scales or [None] * dim
+    xp = array_module(input.device)
+    # float32 index arithmetic for float32/half inputs, as torch's kernels do it
+    ctype = np.float64 if input.dtype is _dtype.float64 else np.float32
+    x = input
+    for d in reversed(range(dim)):  # last dim first: the same order of operations as torch's kernels
+        ax, n_in, n_out, scale = 2 + d, spatial[d], out[d], scales[d]
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
+            if not np.array_equal(idx, np.arange(n_in)):
+                x = x.index_select(ax, _const(xp.asarray(idx), input.device))
+            continue
+        taps = _cubic_taps if mode == "bicubic" else _linear_taps
+        for k, (idx, w) in enumerate(taps(n_in, n_out, scale, align_corners, ctype)):
+            shape = [1] * input.ndim
+            shape[ax] = n_out
+            term = x.index_select(ax, _const(xp.asarray(idx), input.device)) * _const(
+                xp.asarray(w.astype(input.dtype.np).reshape(shape)), input.device)
+            acc = term if k == 0 else acc + term
+        x = acc
+    return x
+
+
+def _source_scale(n_in, n_out, scale, align_corners, ctype):
+    """torch's area_pixel_compute_scale."""
+    if align_corners:
+        return ctype((n_in - 1) / (n_out - 1)) if n_out > 1 else ctype(0)
+    return ctype(1.0 / scale) if scale is not None and scale > 0 else ctype(n_in) / ctype(n_out)
+
+
+def _source_index(scale, n_out, align_corners, ctype, cubic):
+    """torch's area_pixel_compute_source_index for every output position."""
+    dst = np.arange(n_out, dtype=ctype)
+    if align_corners:
+        return scale * dst
+    src = scale * (dst + ctype(0.5)) - ctype(0.5)
+    return src if cubic else np.maximum(src, ctype(0))
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    if not exact and n_out == n_in:
+        return np.arange(n_out)
+    if not exact and n_out == 2 * n_in:
+        return np.arange(n_out) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
+
+
+def _linear_taps(n_in, n_out, scale, align_corners, ctype):
+    src = _source_index(_source_scale(n_in, n_out, scale, align_corners, ctype), n_out, align_corners, ctype, False)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0.astype(ctype), 0, 1).astype(ctype)
+    i1 = i0 + (i0 < n_in - 1)
+    return (i0, ctype(1) - lam), (i1, lam)
+
+
+def _cubic_taps(n_in, n_out, scale, align_corners, ctype):
+    src = _source_index(_source_scale(n_in, n_out, scale, align_corners, ctype), n_out, align_corners, ctype, True)
+    i0 = np.floor(src).astype(np.int64)
+    t = (src - i0.astype(ctype)).astype(ctype)
+    a = ctype(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return tuple((np.clip(i0 - 1 + k, 0, n_in - 1), w.astype(ctype)) for k, w in enumerate(weights))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of :func:`interpolate`."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- grid_sample / affine_grid ------------------------------------------------------------------------------------------
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples ``input`` (N, C, H, W) — or (N, C, D, H, W) — at the normalised locations ``grid`` (N, H_out, W_out,
+    2) — or (N, D_out, H_out, W_out, 3) —, (-1, -1) being the top-left corner.
+
+    ``mode``: ``'bilinear'`` (trilinear for 5-D) or ``'nearest'``; ``padding_mode``: ``'zeros'``, ``'border'`` or
+    ``'reflection'`` for locations outside the input.
+
+    Example::
+
+        >>> x = ember.arange(4.).reshape(1, 1, 2, 2)
+        >>> F.grid_sample(x, ember.zeros(1, 1, 1, 2), align_corners=True)
+        tensor([[[[1.5000]]]])
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    n = input.ndim - 2
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != n:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {n} in last dimension, but got grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_name(input.dtype)} but found "
+                           f"{_dtype.scalar_name(grid.dtype)}")
+    if mode == "bicubic":
+        if n != 2:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise NotImplementedError("grid_sample(): mode='bicubic' is not supported")
+    N, C = input.shape[:2]
+    sizes = input.shape[2:]
+    out_shape = grid.shape[1:-1]
+    # grid's last dim lists x (width) first: coordinate k addresses spatial dim n - 1 - k
+    coords = [_unnormalize(grid[..., n - 1 - d], sizes[d], align_corners, padding_mode) for d in range(n)]
+    flat = input.reshape(N, C, -1)
+    strides = [math.prod(sizes[d + 1:]) for d in range(n)]
+
+    def sample(corner):
+        """input at integer coordinates ``corner`` (one per dim), and whether each lies inside the input."""
+        index, inside = 0, None
+        for d, c in enumerate(corner):
+            ok = (c >= 0) & (c <= sizes[d] - 1)
+            inside = ok if inside is None else inside & ok
+            index = index + c.clamp(0, sizes[d] - 1).long() * strides[d]
+        index = index.reshape(N, 1, -1).expand(N, C, index[0].numel())
+        return flat.gather(2, index).reshape((N, C) + tuple(out_shape)), inside.unsqueeze(1)
+
+    if mode == "nearest":
+        vals, inside = sample([c.round() for c in coords])
+        return vals * inside.to(vals.dtype) if padding_mode == "zeros" else vals
+    lows = [c.floor() for c in coords]
+    result = None
+    for corner in range(2 ** n):
+        bits = [(corner >> (n - 1 - d)) & 1 for d in range(n)]
+        weight = None
+        for d, b in enumerate(bits):
+            w = coords[d] - lows[d] if b else lows[d] + 1 - coords[d]
+            weight = w if weight is None else weight * w
+        vals, inside = sample([lows[d] + b for d, b in enumerate(bits)])
+        if padding_mode == "zeros":
+            weight = weight * inside.squeeze(1).to(weight.dtype)
+        term = vals * weight.unsqueeze(1)
+        result = term if result is None else result + term
+    return result
+
+
+def _unnormalize(coord, size, align_corners, padding_mode):
+    """A normalised coordinate in [-1, 1] as a pixel coordinate, with the padding mode applied."""
+    coord = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return _reflect(coord, lo, hi).clamp(0, size - 1)
+    return coord
+
+
+def _reflect(coord, twice_low, twice_high):
+    """torch's reflect_coordinates: reflects ``coord`` into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (coord - low).abs()
+    extra = c.fmod(span)
+    flips = (c / span).floor()
+    even = flips.fmod(2) == 0
+    return (extra + low).where(even, span - extra + low)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) — or (N, D, H, W, 3) — of the affine maps ``theta`` (N, 2, 3) — or (N, 3, 4)
+    — for an output of ``size`` (N, C, H, W) — or (N, C, D, H, W) —, for :func:`grid_sample`.
+
+    Example::
+
+        >>> theta = ember.tensor([[[1., 0., 0.], [0., 1., 0.]]])
+        >>> F.affine_grid(theta, (1, 1, 2, 2), align_corners=True)[0, 0]
+        tensor([[-1., -1.],
+                [ 1., -1.]])
+    """
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    size = tuple(int(s) for s in size)
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    n = len(size) - 2
+    if theta.ndim != 3 or theta.shape[1:] != (n, n + 1):
+        raise ValueError(f"Expected a batch of {n}D affine matrices of shape Nx{n}x{n + 1} for size {size}. Got "
+                         f"{theta.shape}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    xp = array_module(theta.device)
+    spatial = size[2:]
+    # base grid (*spatial, n + 1): x (the last spatial dim) first, then y (and z), then 1
+    axes = []
+    for s in spatial:
+        v = np.linspace(-1, 1, s) if s > 1 else np.zeros(1)
+        axes.append(v if align_corners else v * (s - 1) / s)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([m for m in reversed(mesh)] + [np.ones(spatial)], axis=-1).reshape(-1, n + 1)
+    base = _const(xp.asarray(base.astype(theta.dtype.np)), theta.device)
+    grid = base @ theta.mT  # (N, prod(spatial), n)
+    return grid.reshape((size[0],) + spatial + (n,))
+
+
+# -- shuffles -----------------------------------------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    """Rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r).
+
+    Example::
+
+        >>> F.pixel_shuffle(ember.arange(8.).reshape(1, 4, 1, 2), 2)[0, 0]
+        tensor([[0., 2., 1., 3.],
+                [4., 6., 5., 7.]])
+    """
+    r = upscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead = tuple(input.shape[:-3])
+    n = len(lead)
+    x = input.reshape(lead + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape(lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """Rearranges (*, C, H * r, W * r) into (*, C * r^2, H, W), the inverse of :func:`pixel_shuffle`.
+
+    Example::
+
+        >>> F.pixel_unshuffle(ember.ones(1, 1, 4, 4), 2).shape
+        ember.Size([1, 4, 2, 2])
+    """
+    r = downscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    lead = tuple(input.shape[:-3])
+    n = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Splits the channels of (N, C, *) into ``groups`` and interleaves them.
+
+    Example::
+
+        >>> F.channel_shuffle(ember.arange(4.).reshape(1, 4, 1), 2).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape((input.shape[0], groups, c // groups) + rest).transpose(1, 2)
+    return x.reshape(input.shape)
+
+
+native_channel_shuffle = channel_shuffle
