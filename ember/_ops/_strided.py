@@ -26,11 +26,10 @@ def restride(xp, a, shape, strides):
     """A view of ``a``'s memory from its first element with ``shape`` and element ``strides``. Like torch, a view
     in which several elements of a non-empty dimension share one memory location is read-only."""
     it = a.itemsize
-    shape, strides = tuple(shape), tuple([s * it for s in strides]) if any(strides) else tuple(strides)
+    shape, strides = tuple(shape), tuple([s * it for s in strides])
     if not isinstance(a, np.ndarray):  # CuPy arrays have no read-only flag
         return xp.lib.stride_tricks.as_strided(a, shape, strides)
-    flags = a.flags
-    if flags.c_contiguous and flags.writeable:
+    if a.flags.carray:  # C-contiguous, aligned and writeable
         try:  # a's own buffer holds the memory from its first element on
             out = np.ndarray(shape, a.dtype, a, 0, strides)
         except (TypeError, ValueError):  # the view reaches beyond a (as_strided)
@@ -61,9 +60,8 @@ def is_plain(a):
     """Whether array ``a`` is laid out as a new writeable array of its shape: C order with the strides NumPy gives
     a new array, size-1 dimensions included (its contiguity flag ignores those). NumPy's reshapes of such an array
     have torch's strides."""
-    flags = a.flags
-    if not flags.c_contiguous or not a.size or (type(a) is np.ndarray and not flags.writeable):
-        return False
+    if not a.size or not (a.flags.carray if type(a) is np.ndarray else a.flags.c_contiguous):
+        return False  # NumPy's carray: C-contiguous, aligned and writeable
     shape = a.shape
     if 1 in shape:
         step = a.itemsize

@@ -31,15 +31,12 @@ class Plan:
         self.out = tuple(out_size(s, k, t, d, lo, hi) for s, k, t, d, (lo, hi) in
                          zip(shape[2:], ksize, stride, dilation, pads))
 
-    def windows(self, xp, x, lead):
-        """The strided view (*lead, *kernel, *out) of the windows of a padded x of shape (*lead, *padded, *rest)
-        (any trailing ``rest`` dims, e.g. a batch moved last, follow)."""
-        n = len(self.ksize)
-        st = x.strides[lead:lead + n]
+    def windows(self, xp, x):
+        """The strided view (B, C, *kernel, *out) of the windows of the padded input x (B, C, *padded)."""
+        st = x.strides[2:]
         return xp.lib.stride_tricks.as_strided(
-            x, x.shape[:lead] + self.ksize + self.out + x.shape[lead + n:],
-            x.strides[:lead] + tuple(s * d for s, d in zip(st, self.dilation)) +
-            tuple(s * t for s, t in zip(st, self.stride)) + x.strides[lead + n:])
+            x, x.shape[:2] + self.ksize + self.out, x.strides[:2] + tuple(s * d for s, d in zip(st, self.dilation)) +
+            tuple(s * t for s, t in zip(st, self.stride)))
 
     def slices(self, pos):
         """The index (over the padded spatial dims) of the inputs that kernel position ``pos`` reads."""
@@ -67,7 +64,7 @@ def _pad(xp, x, pads):
 def im2col(xp, x, plan, groups):
     """(B, G, C/G * prod(kernel), prod(out)) columns of x (one GEMM per image then works in cache)."""
     B, C = x.shape[:2]
-    v = plan.windows(xp, _pad(xp, x, plan.pads), 2)
+    v = plan.windows(xp, _pad(xp, x, plan.pads))
     return v.reshape(B, groups, C // groups * math.prod(plan.ksize), math.prod(plan.out))
 
 
@@ -110,7 +107,8 @@ class Conv(Function):
         x, w = ctx.saved_tensors
         need, plan, groups = ctx.needs_input_grad, ctx.plan, ctx.groups
         gx = ConvInput.apply(grad, w, plan=plan, groups=groups) if need[0] else None
-        gw = ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=ctx.cols) if need[1] else None
+        cols, ctx.cols = ctx.cols, None  # freed now; a second backward (retain_graph) recomputes them
+        gw = ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=cols) if need[1] else None
         gb = grad.sum((0,) + tuple(range(2, grad.ndim))) if need[2] else None
         return gx, gw, gb
 

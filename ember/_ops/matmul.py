@@ -109,8 +109,7 @@ def _matmul_check(a, b):
             rows = _prod(sa[:-1])
             raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
         return
-    if a.dtype is not b.dtype:
-        _same_dtype(a, b)
+    _same_dtype(a, b)
     k = sa[-1]
     if db == 2:
         if k != sb[0]:
@@ -140,8 +139,12 @@ def matmul(input, other, *, out=None):
         >>> ember.matmul(ember.ones(2, 3), ember.ones(3)).shape
         ember.Size([2])
     """
+    sa, sb = input._data.shape, other._data.shape
+    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and input.dtype is other.dtype is not _dtype.bool:
+        r = Matmul.apply(input, other)  # two matrices that multiply: the common case needs no other check
+        return r if out is None else write_out(r, out)
     _matmul_check(input, other)
-    da, db = input._data.ndim, other._data.ndim
+    da, db = len(sa), len(sb)
     if da >= 2 and db >= 2:
         r = Matmul.apply(input, other)
         return r if out is None else write_out(r, out)

@@ -117,14 +117,6 @@ class Reshape(Function):
 
 
 def _infer_shape(shape, numel):
-    known = 1
-    for s in shape:
-        if s < 0:
-            break
-        known *= s
-    else:
-        if known == numel:  # the common case: nothing to infer
-            return shape
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -144,9 +136,26 @@ def _infer_shape(shape, numel):
     return tuple(shape)
 
 
+def _target_shape(sizes, numel):
+    """The shape of ``numel`` elements that ``reshape``/``view`` are given as sizes, ``f(2, 3)`` or ``f((2, 3))``
+    (one of them may be -1)."""
+    shape = sizes
+    if len(sizes) == 1 and type(sizes[0]) is not int and isinstance(sizes[0], (tuple, list)):
+        shape = sizes[0]
+    known = 1
+    for s in shape:
+        if type(s) is not int or s < 0:
+            break
+        known *= s
+    else:
+        if known == numel:  # the common case: Python ints, nothing to infer
+            return shape if type(shape) is tuple else tuple(shape)
+    return _infer_shape(shape_arg(sizes), numel)
+
+
 def reshape(input, *shape):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
-    return Reshape.apply(input, shape=_infer_shape(shape_arg(shape), input._data.size))
+    return Reshape.apply(input, shape=_target_shape(shape, input._data.size))
 
 
 def view(input, *shape):
@@ -155,8 +164,8 @@ def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         from .. import _dtype
         return view_dtype(input, _dtype.to_dtype(shape[0]))
-    shape = _infer_shape(shape_arg(shape), input.numel())
-    if view_strides(input.shape, input.stride(), shape) is None:
+    shape = _target_shape(shape, input._data.size)
+    if not is_plain(input._data) and view_strides(input.shape, input.stride(), shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
     return Reshape.apply(input, shape=shape)

@@ -269,7 +269,8 @@ def _dispatcher(cls):
         o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)  # NumPy returns scalars for 0-d results
         if back is not None and o.dtype == _FLOAT32:
             o = o.astype(back.np)
-        d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
+        odt = o.dtype  # mostly the inputs' dtype: an identity test is cheaper than the table's lookup
+        d = dt if dt is not None and odt is dt.np else _FROM_NP.get(odt) or _dtype.from_numpy_dtype(odt)
         t = _new(Tensor)  # Tensor._make, inline: this is the hot path
         t._data = o
         t.dtype = d
@@ -378,7 +379,7 @@ def _refresh_view(x):
 def _mark_view(ctx, t, inputs, arrays, params):
     """An output sharing memory with input 0 is a view of it: same version counter, same base."""
     src = inputs[0]
-    if not isinstance(src, Tensor) or t.device is not src.device:
+    if not isinstance(src, Tensor):
         return
     o, a = t._data, arrays[0]
     base = o.base  # NumPy's views of ``a`` have ``a``, or what ``a`` is a view of, as their base

@@ -16,9 +16,10 @@ def rand(*shape):
     return rng.standard_normal(shape)
 
 
-# -- pad ------------------------------------------------------------------------------------------------------------------
-PADS = [((2, 3, 5), (1, 2), "constant"), ((2, 3, 5, 4), (1, 2, -1, 3), "constant"), ((2, 3), (-1, -1, 1, 0), "constant"),
-        ((2, 3, 5), (2, 3), "reflect"), ((3, 5), (2, 3), "reflect"), ((2, 3, 5, 4), (1, 2, 3, 1), "reflect"),
+# -- pad ---------------------------------------------------------------------------------------------------------------
+PADS = [((2, 3, 5), (1, 2), "constant"), ((2, 3, 5, 4), (1, 2, -1, 3), "constant"),
+        ((2, 3), (-1, -1, 1, 0), "constant"), ((2, 3, 5), (2, 3), "reflect"), ((3, 5), (2, 3), "reflect"),
+        ((2, 3, 5, 4), (1, 2, 3, 1), "reflect"),
         ((2, 3, 5, 4, 6), (1, 2, 3, 1, 0, 2), "reflect"), ((2, 3, 5), (2, 3), "replicate"),
         ((2, 3, 5, 4), (1, 2, 3, 1), "replicate"), ((2, 2, 3, 5, 4), (1, 2, 3, 1, 2, 2), "replicate"),
         ((2, 3, 5), (2, 3), "circular"), ((2, 3, 5, 4), (1, 2, 3, 4), "circular"),
@@ -54,8 +55,9 @@ def test_pad_errors(call):
     same_error(lambda: call(ember.nn.functional, ember), lambda: call(torch.nn.functional, torch))
 
 
-PAD_MODULES = [("ZeroPad1d", (1,)), ("ZeroPad2d", ((1, 0, 2, 1),)), ("ZeroPad3d", (1,)), ("ConstantPad1d", ((1, 2), 3.5)),
-               ("ConstantPad2d", (1, -1.0)), ("ConstantPad3d", ((1, 0, 0, 1, 1, 1), 2.0)), ("ReflectionPad1d", (2,)),
+PAD_MODULES = [("ZeroPad1d", (1,)), ("ZeroPad2d", ((1, 0, 2, 1),)), ("ZeroPad3d", (1,)),
+               ("ConstantPad1d", ((1, 2), 3.5)), ("ConstantPad2d", (1, -1.0)),
+               ("ConstantPad3d", ((1, 0, 0, 1, 1, 1), 2.0)), ("ReflectionPad1d", (2,)),
                ("ReflectionPad2d", ((1, 2, 2, 1),)), ("ReflectionPad3d", (1,)), ("ReplicationPad1d", ((0, 3),)),
                ("ReplicationPad2d", (2,)), ("ReplicationPad3d", ((1, 0, 2, 1, 0, 1),)), ("CircularPad1d", (2,)),
                ("CircularPad2d", ((1, 2, 3, 0),)), ("CircularPad3d", (1,))]
@@ -70,7 +72,7 @@ def test_padding_modules(name, args):
     check_module(tm, em, rand(*(3, 4, 5, 4)[:n + 1]))  # unbatched
 
 
-# -- interpolate ----------------------------------------------------------------------------------------------------------
+# -- interpolate -------------------------------------------------------------------------------------------------------
 MODES = [("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 2), ("area", 2), ("linear", 1),
          ("bilinear", 2), ("bicubic", 2), ("trilinear", 3)]
 SIZES = [dict(scale_factor=2), dict(scale_factor=1.7), dict(scale_factor=0.6), dict(size=7), dict(size=3),
@@ -131,7 +133,7 @@ def test_upsample_modules():
         check_module(tm, em, rand(2, 3, 4, 5))
 
 
-# -- grid_sample / affine_grid ----------------------------------------------------------------------------------------------
+# -- grid_sample / affine_grid -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
@@ -176,7 +178,7 @@ def test_grid_errors(call):
     same_error(lambda: call(ember.nn.functional, ember), lambda: call(torch.nn.functional, torch))
 
 
-# -- shuffles -------------------------------------------------------------------------------------------------------------
+# -- shuffles ----------------------------------------------------------------------------------------------------------
 def test_shuffles_match_torch():
     check_fn(lambda F, x: F.pixel_shuffle(x, 2), rand(2, 3, 8, 3, 2))
     check_fn(lambda F, x: F.pixel_shuffle(x, 3), rand(9, 2, 2))

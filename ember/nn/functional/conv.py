@@ -46,8 +46,9 @@ _CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bflo
 
 def _geometry(weight, stride, dilation, groups, n):
     if weight.ndim != n + 2:
+        got = list(expand_param(stride, n, "stride"))
         raise RuntimeError(f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
-                           f"match the convolution dimensions, but got stride={list(expand_param(stride, n, 'stride'))}")
+                           f"match the convolution dimensions, but got stride={got}")
     stride, dilation = expand_param(stride, n, "stride"), expand_param(dilation, n, "dilation")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")

@@ -19,7 +19,7 @@ def _const(arr, device):
     return Tensor._make(arr, _dtype.from_numpy_dtype(arr.dtype), device)
 
 
-# -- pad ----------------------------------------------------------------------------------------------------------------
+# -- pad ---------------------------------------------------------------------------------------------------------------
 class ConstantPad(Function):
     """``x`` padded by ``pads`` ((low, high) per dim, negative crops) with ``value``; its adjoint is the opposite
     padding with zeros."""
@@ -117,7 +117,115 @@ def _pad_dim(x, d, lo, hi, mode, shape):
     return cat([p for p in parts if p.shape[d]], d)
 
 
-# -- interpolate --------------------------------------------------------------------------------------------------------
+# -- sampling primitives ---------------------------------------------------------------------------------------------
+class Resample(Function):
+    """A linear map along ``axis`` with a few taps per output: ``y = sum over taps of x[idx] * w`` (``w`` None for
+    a plain gather). Each tap's ``idx`` is non-decreasing, which makes the adjoint a sum over short runs."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, taps, axis):
+        xp = ctx.xp
+        ctx.taps, ctx.axis, ctx.size = taps, axis, x.shape[axis]
+        y = None
+        for idx, w, _, _ in taps:
+            t = xp.take(x, idx, axis=axis)
+            if w is not None:
+                t *= w
+            y = t if y is None else xp.add(y, t, out=y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ResampleAdjoint.apply(grad, taps=ctx.taps, axis=ctx.axis, size=ctx.size)
+
+
+class ResampleAdjoint(Function):
+    """The adjoint of Resample: each output's value times its weight, summed into the input it was read from."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, g, taps, axis, size):
+        xp = ctx.xp
+        ctx.taps, ctx.axis = taps, axis
+        shape = list(g.shape)
+        shape[axis] = size
+        out = xp.zeros(shape, g.dtype)
+        lead = (slice(None),) * axis
+        for _, w, targets, runs in taps:
+            v = g if w is None else g * w
+            # equal indices are contiguous: sum each run by its t-th elements, t = 0, 1, ... (runs are short)
+            acc = None
+            for sel, pos in runs:
+                part = xp.take(v, pos, axis=axis)
+                if acc is None:
+                    acc = part
+                else:
+                    acc[lead + (sel,)] += part
+            out[lead + (targets,)] += acc
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Resample.apply(grad, taps=ctx.taps, axis=ctx.axis)
+
+
+def _tap(xp, idx, w, ndim, axis):
+    """A Resample tap on the device: indices, weights shaped to broadcast along ``axis``, and for the adjoint the
+    distinct indices with, per offset t into their runs, (which runs are longer than t, their t-th positions)."""
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    lengths = np.diff(np.r_[starts, len(idx)])
+    runs = [(_index(xp, np.flatnonzero(lengths > t)), xp.asarray(starts[lengths > t] + t))
+            for t in range(int(lengths.max(initial=0)))]
+    shape = [1] * ndim
+    shape[axis] = len(idx)
+    return (xp.asarray(idx), None if w is None else xp.asarray(w.reshape(shape)), _index(xp, idx[starts]), runs)
+
+
+def _index(xp, a):
+    """Distinct ascending indices as a slice when they are a range (a view instead of a fancy index)."""
+    if len(a) and a[-1] - a[0] == len(a) - 1:
+        return slice(int(a[0]), int(a[-1]) + 1)
+    return xp.asarray(a)
+
+
+class GatherPoints(Function):
+    """x (N, C, S) at the flat positions ``key`` (N * C * points of them, see ``_point_key``): (N, C, points)."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, key, points):
+        ctx.key, ctx.size = key, x.shape[2]
+        return x.reshape(-1)[key].reshape(x.shape[0], x.shape[1], points)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterPoints.apply(grad, key=ctx.key, size=ctx.size)
+
+
+class ScatterPoints(Function):
+    """The adjoint of GatherPoints: (N, C, points) summed into (N, C, size) at the flat positions ``key``."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, g, key, size):
+        ctx.key = key
+        N, C, P = g.shape
+        out = ctx.xp.zeros(N * C * size, g.dtype)
+        ctx.xp.add.at(out, key, g.reshape(-1))
+        return out.reshape(N, C, size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return GatherPoints.apply(grad, key=ctx.key, points=ctx.key.size // (grad.shape[0] * grad.shape[1]))
+
+
+def _point_key(xp, N, C, S, index):
+    """Flat positions in (N, C, S) of ``index`` (N, P), the same for every channel."""
+    return (xp.arange(N * C).reshape(N, C, 1) * S + index.reshape(N, 1, -1)).reshape(-1)
+
+
+# -- interpolate -------------------------------------------------------------------------------------------------------
 _INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
@@ -202,16 +310,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             idx = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
             if not np.array_equal(idx, np.arange(n_in)):
-                x = x.index_select(ax, _const(xp.asarray(idx), input.device))
+                x = Resample.apply(x, taps=(_tap(xp, idx, None, input.ndim, ax),), axis=ax)
             continue
-        taps = _cubic_taps if mode == "bicubic" else _linear_taps
-        for k, (idx, w) in enumerate(taps(n_in, n_out, scale, align_corners, ctype)):
-            shape = [1] * input.ndim
-            shape[ax] = n_out
-            term = x.index_select(ax, _const(xp.asarray(idx), input.device)) * _const(
-                xp.asarray(w.astype(input.dtype.np).reshape(shape)), input.device)
-            acc = term if k == 0 else acc + term
-        x = acc
+        taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(n_in, n_out, scale, align_corners, ctype)
+        x = Resample.apply(x, taps=tuple(_tap(xp, idx, w, input.ndim, ax) for idx, w in taps), axis=ax)
     return x
 
 
@@ -285,7 +387,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# -- grid_sample / affine_grid ------------------------------------------------------------------------------------------
+# -- grid_sample / affine_grid -----------------------------------------------------------------------------------------
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
                   "grid_sample for details.")
@@ -338,6 +440,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     flat = input.reshape(N, C, -1)
     strides = [math.prod(sizes[d + 1:]) for d in range(n)]
 
+    xp = array_module(input.device)
+    points = math.prod(out_shape)
+
     def sample(corner):
         """input at integer coordinates ``corner`` (one per dim), and whether each lies inside the input."""
         index, inside = 0, None
@@ -345,8 +450,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             ok = (c >= 0) & (c <= sizes[d] - 1)
             inside = ok if inside is None else inside & ok
             index = index + c.clamp(0, sizes[d] - 1).long() * strides[d]
-        index = index.reshape(N, 1, -1).expand(N, C, index[0].numel())
-        return flat.gather(2, index).reshape((N, C) + tuple(out_shape)), inside.unsqueeze(1)
+        key = _point_key(xp, N, C, flat.shape[2], index._data)
+        vals = GatherPoints.apply(flat, key=key, points=points)
+        return vals.reshape((N, C) + tuple(out_shape)), inside.unsqueeze(1)
 
     if mode == "nearest":
         vals, inside = sample([c.round() for c in coords])
@@ -434,7 +540,7 @@ def affine_grid(theta, size, align_corners=None):
     return grid.reshape((size[0],) + spatial + (n,))
 
 
-# -- shuffles -----------------------------------------------------------------------------------------------------------
+# -- shuffles ----------------------------------------------------------------------------------------------------------
 def pixel_shuffle(input, upscale_factor):
     """Rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r).
 
