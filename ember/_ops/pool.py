@@ -67,6 +67,15 @@ def max_windows(xp, x, plan):
     return cur, idx
 
 
+def _masked(g, mask):
+    """``where(mask, g, 0)`` by a bitwise and (exact, inf and NaN kept out, and ~10x faster than a where on an
+    unpredictable mask)."""
+    ints = {4: "int32", 8: "int64"}.get(g.dtype.itemsize)
+    if g.dtype.kind != "f" or ints is None:
+        return g * mask
+    return (g.view(ints) & -mask.astype(ints)).view(g.dtype)
+
+
 def _disjoint(plan):
     """Whether no input element lies in two windows (then gradients are written, not added)."""
     return all(s >= d * (k - 1) + 1 for k, s, d in zip(plan.ksize, plan.stride, plan.dilation))
@@ -120,9 +129,9 @@ class WindowScatter(Function):
         for p, pos in enumerate(_positions(plan)):
             view = gx[lead + plan.slices(pos)]
             if disjoint:
-                xp.multiply(g, arg == p, out=view)
+                view[...] = _masked(g, arg == p)
             else:
-                view += g * (arg == p)
+                view += _masked(g, arg == p)
         return gx[_inner(shape, plan.pads)]
 
     @staticmethod

@@ -153,11 +153,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).sum(1)
         tensor([3., 7.])
     """
+    dims = _EVERY_DIM[:input._data.ndim] if dim is None else _dims(dim, input.ndim)
     if dtype is None and input.dtype.is_floating_point:  # the common case, without the dtype logic
-        r = Sum.apply(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+        r = Sum.apply(input, dims=dims, keepdim=keepdim)
     else:
-        r = Sum.apply(_cast(input, dtype), dims=_dims(dim, input.ndim), keepdim=keepdim,
-                      dtype=_sum_dtype(input, dtype))
+        r = Sum.apply(_cast(input, dtype), dims=dims, keepdim=keepdim, dtype=_sum_dtype(input, dtype))
     return r if out is None else write_out(r, out)
 
 
@@ -192,7 +192,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         tensor([2., 3.])
     """
     x = _mean_input("mean", input, dtype)
-    return write_out(Sum.apply(x, dims=_dims(dim, x.ndim), keepdim=keepdim, mean=True), out)
+    dims = _EVERY_DIM[:x._data.ndim] if dim is None else _dims(dim, x.ndim)
+    r = Sum.apply(x, dims=dims, keepdim=keepdim, mean=True)
+    return r if out is None else write_out(r, out)
 
 
 @numpy_aliases

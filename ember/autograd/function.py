@@ -252,7 +252,7 @@ def _dispatcher(cls):
                     edges.append((x if fn is None else fn, x._output_nr, x._data.shape, x.dtype))
                 else:
                     edges.append(None)
-            ctx._edges = tuple(edges)
+            ctx._edges = edges
             if ANOMALY[0]:
                 ctx._trace = traceback.format_stack()[:-1]
         # Positional calls for one or two inputs: unpacking a list costs as much as a small op's arithmetic.

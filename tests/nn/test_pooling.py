@@ -182,3 +182,21 @@ def test_pool_argument_errors():
         F.max_pool1d(ember.randn(1, 1, 4), 0)
     with pytest.raises(RuntimeError, match="kernel_size must either be a single int, or a tuple of two ints"):
         F.max_pool2d(ember.randn(1, 1, 4, 4), (2, 2, 2))
+
+
+def test_pool_empty_batch():
+    x = rand(0, 2, 5, 4)
+    for fn in (lambda F, x: F.max_pool2d(x, 2), lambda F, x: F.avg_pool2d(x, 3, 1, 1),
+               lambda F, x: F.adaptive_avg_pool2d(x, 3), lambda F, x: F.adaptive_max_pool2d(x, 3)):
+        check_fn(fn, x)
+
+
+def test_max_pool_routes_inf_gradients_exactly():
+    x = rand(1, 2, 4, 4)
+    for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1)):
+        xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ye, yt = ember.nn.functional.max_pool2d(xe, **kw), torch.nn.functional.max_pool2d(xt, **kw)
+        g = np.full(tuple(yt.shape), np.inf)
+        ye.backward(ember.tensor(g))
+        yt.backward(torch.tensor(g))
+        np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())

@@ -91,6 +91,18 @@ def test_interpolate_matches_torch(mode, n):
              dtype="float64")
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias(mode):
+    x = rand(2, 3, 13, 17)
+    for kw in (dict(size=(5, 7)), dict(scale_factor=0.3), dict(size=(20, 30)), dict(size=(13, 4))):
+        for align in (False, True):
+            for dtype in ("float32", "float64"):
+                check_fn(lambda F, x: F.interpolate(x, mode=mode, antialias=True, align_corners=align, **kw), x,
+                         dtype=dtype)
+    same_error(lambda: ember.nn.functional.interpolate(ember.ones(1, 1, 4), size=2, mode="linear", antialias=True),
+               lambda: torch.nn.functional.interpolate(torch.ones(1, 1, 4), size=2, mode="linear", antialias=True))
+
+
 def test_interpolate_dtypes_and_gradcheck():
     check_fn(lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear"), rand(1, 2, 3, 4), dtype="float16")
     check_fn(lambda F, x: F.interpolate(x, scale_factor=2), rng.integers(0, 255, (1, 2, 3, 4)).astype(np.uint8),
@@ -98,7 +110,7 @@ def test_interpolate_dtypes_and_gradcheck():
     F = ember.nn.functional
     x = ember.tensor(rand(1, 2, 3, 4), requires_grad=True)
     for kw in (dict(mode="bilinear"), dict(mode="bilinear", align_corners=True), dict(mode="bicubic"),
-               dict(mode="nearest"), dict(mode="area")):
+               dict(mode="nearest"), dict(mode="area"), dict(mode="bilinear", antialias=True)):
         assert gradcheck(lambda x: F.interpolate(x, size=(5, 3), **kw), (x,))
     x3 = ember.tensor(rand(1, 1, 2, 3, 2), requires_grad=True)
     assert gradcheck(lambda x: F.interpolate(x, scale_factor=1.5, mode="trilinear"), (x3,))
@@ -134,13 +146,14 @@ def test_upsample_modules():
 
 
 # -- grid_sample / affine_grid -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_matches_torch(mode, padding_mode, align):
     kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align)
     check_fn(lambda F, x, g: F.grid_sample(x, g, **kw), rand(2, 3, 5, 6), rand(2, 4, 3, 2) * 0.8)
-    check_fn(lambda F, x, g: F.grid_sample(x, g, **kw), rand(1, 2, 3, 4, 5), rand(1, 2, 3, 2, 3) * 0.8)
+    if mode != "bicubic":  # 4-D only
+        check_fn(lambda F, x, g: F.grid_sample(x, g, **kw), rand(1, 2, 3, 4, 5), rand(1, 2, 3, 2, 3) * 0.8)
 
 
 def test_grid_sample_gradcheck_and_warning():
@@ -149,6 +162,7 @@ def test_grid_sample_gradcheck_and_warning():
     g = ember.tensor(rng.uniform(-0.9, 0.9, (1, 2, 3, 2)), requires_grad=True)
     for pm in ("zeros", "border", "reflection"):
         assert gradcheck(lambda x, g: F.grid_sample(x, g, padding_mode=pm, align_corners=False), (x, g))
+    assert gradcheck(lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=True), (x, g))
     with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
         F.grid_sample(x, g)
 
@@ -205,8 +219,8 @@ def test_shuffle_errors(call):
 
 
 DOC_MODULES = ["ember.nn.functional.linear", "ember.nn.functional.conv", "ember.nn.functional.pooling",
-               "ember.nn.functional.vision", "ember.nn.modules.linear", "ember.nn.modules.lazy",
-               "ember.nn.modules.conv", "ember.nn.modules.pooling", "ember.nn.modules.padding",
+               "ember.nn.functional.vision", "ember.nn.functional.upsampling", "ember.nn.modules.linear",
+               "ember.nn.modules.lazy", "ember.nn.modules.conv", "ember.nn.modules.pooling", "ember.nn.modules.padding",
                "ember.nn.modules.pixelshuffle", "ember.nn.modules.upsampling", "ember.nn.modules.fold",
                "ember.nn.modules.channelshuffle"]
 
@@ -218,3 +232,9 @@ def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), globs={"ember": ember, "F": ember.nn.functional},
                              optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0
+
+
+def test_empty_batch():
+    check_fn(lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear"), rand(0, 2, 3, 4))
+    check_fn(lambda F, x, g: F.grid_sample(x, g, align_corners=False), rand(0, 2, 3, 4), rand(0, 2, 2, 2))
+    check_fn(lambda F, x: F.pad(x, (1, 2), mode="reflect"), rand(0, 2, 3))

@@ -10,3 +10,4 @@ from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403

@@ -1,0 +1,277 @@
+"""interpolate (and the deprecated upsample aliases): resizing by nearest, linear, cubic or area sampling."""
+import math
+import warnings
+
+import numpy as np
+
+from ... import _dtype
+from ..._device import array_module
+from ...autograd.function import Function
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+
+# -- sampling primitives ---------------------------------------------------------------------------------------------
+class Resample(Function):
+    """A linear map along ``axis`` with a few taps per output: ``y = sum over taps of x[idx] * w`` (``w`` None for
+    a plain gather). Each tap's ``idx`` is non-decreasing, which makes the adjoint a sum over short runs."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, taps, axis):
+        xp = ctx.xp
+        ctx.taps, ctx.axis, ctx.size = taps, axis, x.shape[axis]
+        y = None
+        for idx, w, _, _ in taps:
+            t = xp.take(x, idx, axis=axis)
+            if w is not None:
+                t *= w
+            y = t if y is None else xp.add(y, t, out=y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ResampleAdjoint.apply(grad, taps=ctx.taps, axis=ctx.axis, size=ctx.size)
+
+
+class ResampleAdjoint(Function):
+    """The adjoint of Resample: each output's value times its weight, summed into the input it was read from."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, g, taps, axis, size):
+        xp = ctx.xp
+        ctx.taps, ctx.axis = taps, axis
+        shape = list(g.shape)
+        shape[axis] = size
+        out = xp.zeros(shape, g.dtype)
+        lead = (slice(None),) * axis
+        for _, w, targets, runs in taps:
+            v = g if w is None else g * w
+            # equal indices are contiguous: sum each run by its t-th elements, t = 0, 1, ... (runs are short)
+            acc = None
+            for sel, pos in runs:
+                part = xp.take(v, pos, axis=axis)
+                if acc is None:
+                    acc = part
+                else:
+                    acc[lead + (sel,)] += part
+            out[lead + (targets,)] += acc
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Resample.apply(grad, taps=ctx.taps, axis=ctx.axis)
+
+
+def _tap(xp, idx, w, ndim, axis):
+    """A Resample tap on the device: indices, weights shaped to broadcast along ``axis``, and for the adjoint the
+    distinct indices with, per offset t into their runs, (which runs are longer than t, their t-th positions)."""
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    lengths = np.diff(np.r_[starts, len(idx)])
+    runs = [(_index(xp, np.flatnonzero(lengths > t)), xp.asarray(starts[lengths > t] + t))
+            for t in range(int(lengths.max(initial=0)))]
+    shape = [1] * ndim
+    shape[axis] = len(idx)
+    return (xp.asarray(idx), None if w is None else xp.asarray(w.reshape(shape)), _index(xp, idx[starts]), runs)
+
+
+def _index(xp, a):
+    """Distinct ascending indices as a slice when they are a range (a view instead of a fancy index)."""
+    if len(a) and a[-1] - a[0] == len(a) - 1:
+        return slice(int(a[0]), int(a[-1]) + 1)
+    return xp.asarray(a)
+
+
+# -- interpolate -------------------------------------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resizes ``input`` (N, C, *spatial) to ``size`` or by ``scale_factor``.
+
+    ``mode``: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'``/``'bicubic'`` (4-D),
+    ``'trilinear'`` (5-D) or ``'area'`` (adaptive average pooling). ``align_corners`` (interpolating modes only)
+    maps the corner pixels' centres onto each other; ``antialias`` (bilinear and bicubic) widens the filter when
+    downsampling.
+
+    Example::
+
+        >>> F.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2, mode='linear')
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    dim = input.ndim - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {spatial} and output size of {size}. Please provide "
+                                 "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                                 "format.")
+            out = [int(s) for s in size]
+        else:
+            out = [int(size)] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {spatial} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        out = [int(s * f) for s, f in zip(spatial, scales)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and scales is not None or recompute_scale_factor:
+        scales = None  # the output size computed above (floor of size * scale) is then the only input
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != dim:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate(): mode='lanczos' is not supported")
+    if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if any(o <= 0 for o in out) or any(s <= 0 for s in spatial):
+        names = ("D", "H", "W")[3 - dim:]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input (" +
+                           ", ".join(f"{a}: {s}" for a, s in zip(names, spatial)) + ") output (" +
+                           ", ".join(f"{a}: {o}" for a, o in zip(names, out)) + ")")
+    if mode == "area":
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
+    if mode not in ("nearest", "nearest-exact") and not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"upsample_{mode}{dim}d" not implemented for '
+                                  f"'{_dtype.scalar_name(input.dtype)}'")
+    scales = scales or [None] * dim
+    xp = array_module(input.device)
+    # float32 index arithmetic for float32/half inputs, as torch's kernels do it
+    ctype = np.float64 if input.dtype is _dtype.float64 else np.float32
+    x = input
+    for d in reversed(range(dim)):  # last dim first: the same order of operations as torch's kernels
+        ax, n_in, n_out, scale = 2 + d, spatial[d], out[d], scales[d]
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
+            if not np.array_equal(idx, np.arange(n_in)):
+                x = Resample.apply(x, taps=(_tap(xp, idx, None, input.ndim, ax),), axis=ax)
+            continue
+        if antialias:
+            taps = _antialias_taps(n_in, n_out, scale, align_corners, ctype, mode == "bicubic")
+        else:
+            taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(n_in, n_out, scale, align_corners, ctype)
+        x = Resample.apply(x, taps=tuple(_tap(xp, idx, w, input.ndim, ax) for idx, w in taps), axis=ax)
+    return x
+
+
+def _source_scale(n_in, n_out, scale, align_corners, ctype):
+    """torch's area_pixel_compute_scale."""
+    if align_corners:
+        return ctype((n_in - 1) / (n_out - 1)) if n_out > 1 else ctype(0)
+    return ctype(1.0 / scale) if scale is not None and scale > 0 else ctype(n_in) / ctype(n_out)
+
+
+def _source_index(scale, n_out, align_corners, ctype, cubic):
+    """torch's area_pixel_compute_source_index for every output position."""
+    dst = np.arange(n_out, dtype=ctype)
+    if align_corners:
+        return scale * dst
+    src = scale * (dst + ctype(0.5)) - ctype(0.5)
+    return src if cubic else np.maximum(src, ctype(0))
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    if not exact and n_out == n_in:
+        return np.arange(n_out)
+    if not exact and n_out == 2 * n_in:
+        return np.arange(n_out) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
+
+
+def _linear_taps(n_in, n_out, scale, align_corners, ctype):
+    src = _source_index(_source_scale(n_in, n_out, scale, align_corners, ctype), n_out, align_corners, ctype, False)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0.astype(ctype), 0, 1).astype(ctype)
+    i1 = i0 + (i0 < n_in - 1)
+    return (i0, ctype(1) - lam), (i1, lam)
+
+
+def _cubic_taps(n_in, n_out, scale, align_corners, ctype):
+    src = _source_index(_source_scale(n_in, n_out, scale, align_corners, ctype), n_out, align_corners, ctype, True)
+    i0 = np.floor(src).astype(np.int64)
+    t = (src - i0.astype(ctype)).astype(ctype)
+    a = ctype(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return tuple((np.clip(i0 - 1 + k, 0, n_in - 1), w.astype(ctype)) for k, w in enumerate(weights))
+
+
+def _antialias_taps(n_in, n_out, scale, align_corners, ctype, cubic):
+    """torch's antialiased weights: the linear (triangle) or cubic (Keys, A = -0.5) filter stretched by the
+    downscaling factor, normalised per output; taps beyond a window repeat its last index with weight 0."""
+    s = float(_source_scale(n_in, n_out, scale, align_corners, ctype))
+    support = (2.0 if cubic else 1.0) * max(s, 1.0)
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    center = s * (np.arange(n_out) + 0.5)
+    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    size = np.minimum((center + support + 0.5).astype(np.int64), n_in) - xmin
+    size = np.clip(size, 0, int(math.ceil(support)) * 2 + 1)
+    k = int(size.max())
+    j = np.arange(k)[None, :]
+    x = np.abs((j + xmin[:, None] - center[:, None] + 0.5) * invscale)
+    if cubic:
+        a = -0.5
+        w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                     np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    else:
+        w = np.maximum(0.0, 1.0 - x)
+    w = np.where(j < size[:, None], w, 0.0)
+    total = w.sum(1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
+    idx = np.minimum(xmin[:, None] + j, np.maximum(xmin + size - 1, 0)[:, None])
+    return tuple((idx[:, t], w[:, t].astype(ctype)) for t in range(k))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of :func:`interpolate`."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
