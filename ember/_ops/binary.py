@@ -52,11 +52,13 @@ def recover(err, fn, *inputs, **params):
 
 def public(cls, name, doc, half_scalars=False):
     """The public function ``name(input, other, *, out=None)`` of the two-input op ``cls``."""
+    apply = cls.apply
+
     def op(input, other, *, out=None):
         if half_scalars and (input.__class__ is float or other.__class__ is float):
             input, other = half_scalar(input, other)
         try:
-            r = cls.apply(input, other)
+            r = apply(input, other)
         except (ValueError, OverflowError) as e:
             r = recover(e, cls, input, other)
         return r if out is None else write_out(r, out)

@@ -18,6 +18,11 @@ class Unary(Function):
     half_in_float32 = True
 
 
+class FloatUnary(Unary):
+    """A float-valued op: integer and bool inputs compute in the default float dtype, as in torch."""
+    int_to_float = True
+
+
 def _float(x):
     """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
     return x.astype(_dtype._default[0].np) if x.dtype.kind in _INTEGRAL else x
@@ -25,8 +30,10 @@ def _float(x):
 
 def _public(cls, name, doc):
     """The public function ``name(input, *, out=None)`` of the one-input op ``cls``."""
+    apply = cls.apply
+
     def op(input, *, out=None):
-        r = cls.apply(input)
+        r = apply(input)
         return r if out is None else write_out(r, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -183,10 +190,10 @@ frac = _public(Frac, "frac", "The fractional part ``input - trunc(input)``.")
 
 
 # -- exponentials and logarithms ------------------------------------------------------------------------------------
-class Exp(Unary):
+class Exp(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.exp(_float(x))
+        y = ctx.xp.exp(x)
         ctx.save_for_backward(y)
         return y
 
@@ -196,10 +203,10 @@ class Exp(Unary):
         return grad * y
 
 
-class Exp2(Unary):
+class Exp2(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.exp2(_float(x))
+        y = ctx.xp.exp2(x)
         ctx.save_for_backward(y)
         return y
 
@@ -209,10 +216,10 @@ class Exp2(Unary):
         return grad * y * math.log(2.0)
 
 
-class Expm1(Unary):
+class Expm1(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.expm1(_float(x))
+        y = ctx.xp.expm1(x)
         ctx.save_for_backward(y)
         return y
 
@@ -227,13 +234,12 @@ exp2 = _public(Exp2, "exp2", "Elementwise ``2 ** input``.")
 expm1 = _public(Expm1, "expm1", "``exp(input) - 1``, accurate for small inputs.")
 
 
-class Log(Unary):
+class Log(FloatUnary):
     scale = None  # backward divides by ``x * scale`` (log2, log10)
     ufunc = "log"
 
     @classmethod
     def forward(cls, ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return getattr(ctx.xp, cls.ufunc)(x)
 
@@ -251,10 +257,9 @@ class Log10(Log):
     scale, ufunc = math.log(10.0), "log10"
 
 
-class Log1p(Unary):
+class Log1p(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return ctx.xp.log1p(x)
 
@@ -271,10 +276,10 @@ log1p = _public(Log1p, "log1p", "``log(1 + input)``, accurate for small inputs."
 
 
 # -- powers ---------------------------------------------------------------------------------------------------------
-class Sqrt(Unary):
+class Sqrt(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.sqrt(_float(x))
+        y = ctx.xp.sqrt(x)
         ctx.save_for_backward(y)
         return y
 
@@ -284,11 +289,10 @@ class Sqrt(Unary):
         return grad / (2 * y)  # inf at 0
 
 
-class Rsqrt(Unary):
+class Rsqrt(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         xp = ctx.xp
-        x = _float(x)
         y = xp.reciprocal(xp.sqrt(x))
         ctx.save_for_backward(y)
         return y
@@ -299,10 +303,10 @@ class Rsqrt(Unary):
         return -0.5 * grad * y.pow(3)
 
 
-class Reciprocal(Unary):
+class Reciprocal(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.reciprocal(_float(x))
+        y = ctx.xp.reciprocal(x)
         ctx.save_for_backward(y)
         return y
 
@@ -324,13 +328,12 @@ def square(input, *, out=None):
 
 
 # -- trigonometric and hyperbolic -----------------------------------------------------------------------------------
-class SavesInput(Unary):
+class SavesInput(FloatUnary):
     """A float-valued op whose gradient ``grad * derivative(x)`` needs its input."""
     ufunc = None
 
     @classmethod
     def forward(cls, ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return getattr(ctx.xp, cls.ufunc)(x)
 
@@ -390,13 +393,13 @@ class Atanh(SavesInput):
     derivative = staticmethod(lambda g, x: g / (1 - x * x))
 
 
-class SavesOutput(Unary):
+class SavesOutput(FloatUnary):
     """A float-valued op whose gradient ``grad * derivative(y)`` needs only its output."""
     ufunc = None
 
     @classmethod
     def forward(cls, ctx, x):
-        y = getattr(ctx.xp, cls.ufunc)(_float(x))
+        y = getattr(ctx.xp, cls.ufunc)(x)
         ctx.save_for_backward(y)
         return y
 
@@ -442,11 +445,10 @@ def rad2deg(input, *, out=None):
     return mul(input, 180 / math.pi, out=out)
 
 
-class Sinc(Unary):
+class Sinc(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         xp = ctx.xp
-        x = _float(x)
         ctx.save_for_backward(x)
         px = x * math.pi
         return xp.where(x == 0, 1, xp.sin(px) / xp.where(x == 0, 1, px))

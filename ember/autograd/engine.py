@@ -28,7 +28,7 @@ def _seed_grads(outputs, grad_outputs, create_graph):
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out.dtype}")
-            one = _fn.array_module(out.device).array(1, dtype=out._data.dtype)  # cheaper than ones_like
+            one = _fn.array_module(out.device).array(1, out._data.dtype)  # cheaper than ones_like
             g = Tensor._make(one.reshape(out._data.shape) if out._data.ndim else one, out.dtype, out.device)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
@@ -332,7 +332,7 @@ def _accumulate(t, g, create_graph, taken):
     """Adds ``g`` into ``t.grad`` as torch's AccumulateGrad does: the first gradient becomes ``.grad`` (never
     aliasing another tensor), later ones are added in place, or out of place when building a graph."""
     if t.grad is None:
-        if id(g) in taken or g._base is not None or not g._data.flags.writeable:
+        if id(g) in taken or g._base is not None or not getattr(g._data.flags, "writeable", True):  # CuPy: no flag
             g = g.clone()
         taken.append(id(g))
         t.grad = g if create_graph else g.detach()
@@ -341,7 +341,8 @@ def _accumulate(t, g, create_graph, taken):
     else:
         grad = t.grad
         acc, new = grad._data, g._data
-        if grad.dtype is g.dtype and grad.device is g.device and acc.shape == new.shape and acc.flags.writeable:
+        same = grad.dtype is g.dtype and grad.device is g.device and acc.shape == new.shape
+        if same and getattr(acc.flags, "writeable", True):
             acc += new  # the common case, in place and without dispatch
             grad._vc[0] += 1
         else:

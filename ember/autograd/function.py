@@ -18,6 +18,8 @@ from .grad_mode import STATE, no_grad
 
 _FROM_NP = _dtype._FROM_NP
 _F16, _BF16 = _dtype.float16, _dtype.bfloat16
+_HALVES = frozenset((_F16, _BF16))
+_INTEGERS = frozenset(d for d in _dtype.ALL if not (d.is_floating_point or d.is_complex))  # bool included
 _FLOAT32 = np.dtype(np.float32)
 _ndarray = np.ndarray
 _new = object.__new__
@@ -61,8 +63,10 @@ class Function:
         tensor([1., 1.], grad_fn=<ExpBackward0>)
     """
 
+    # Class flags: set them in the class body (apply reads them when the class is created).
     promote = False  # cast Tensor inputs to the op's result_type (numbers stay weak Python scalars)
     half_in_float32 = False  # compute float16/bfloat16 in float32 and round the results back
+    int_to_float = False  # compute integer and bool inputs in the default float dtype (float-valued ops: exp, log)
     is_view = False  # the output may alias the first input's memory
 
     # Per-call state; class defaults keep apply's fast path free of stores.
@@ -207,13 +211,16 @@ class Function:
     # -- dispatch ------------------------------------------------------------------------------------------------
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if not cls._user:  # torch-style Functions define their own apply
+        if getattr(cls.apply, "dispatches", None) is not None:  # not an apply of its own (torch-style Functions)
             cls.apply = staticmethod(_dispatcher(cls))
 
 
 def _dispatcher(cls):
     """``cls.apply(*inputs, **params)``: the dispatch path. Made per class, as a function over ``cls``, so that a
-    call binds no classmethod (a measurable share of a small op's cost)."""
+    call binds no classmethod (a measurable share of a small op's cost); the class flags are read here, once."""
+    cast_dtypes = (_HALVES if cls.half_in_float32 else frozenset()) | (_INTEGERS if cls.int_to_float else frozenset())
+    is_view = cls.is_view
+
     def apply(*inputs, **params):
         ctx = _new(cls)
         arrays = []
@@ -238,7 +245,7 @@ def _dispatcher(cls):
             ctx.xp = array_module(dev)
             ctx._device = dev
         back = None  # the half dtype whose float32 results are rounded back
-        if mixed or scalars or dt is _F16 or dt is _BF16:
+        if mixed or scalars or dt in cast_dtypes:
             arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
 
         needs = grad and STATE.enabled
@@ -286,7 +293,7 @@ def _dispatcher(cls):
         else:
             t._requires_grad = False
             t.grad_fn = None
-        if cls.is_view:
+        if is_view:
             _mark_view(ctx, t, inputs, arrays, params)
         if needs:
             ctx._out_meta = ((o.shape, d),)
@@ -295,6 +302,7 @@ def _dispatcher(cls):
         return t
 
     apply.__qualname__ = cls.__qualname__ + ".apply"
+    apply.dispatches = cls
     return apply
 
 
@@ -327,8 +335,9 @@ def _output(ctx, raw, back, needs, nr):
 
 
 def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
-    """Type promotion (``promote``) and float16/bfloat16 computed in float32 (``half_in_float32``): the arrays
-    forward receives, and the half dtype to round results back to (or None)."""
+    """Type promotion (``promote``), integers computed as floats (``int_to_float``) and float16/bfloat16 computed
+    in float32 (``half_in_float32``): the arrays forward receives, and the half dtype to round results back to (or
+    None)."""
     if dt is None:
         return arrays, None
     if cls.promote and (mixed or scalars and not _scalars_fit(inputs, dt)):
@@ -337,6 +346,9 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
         npdt = _FLOAT32 if half else rt.np
         return [(x._data if x._data.dtype == npdt else x._data.astype(npdt)) if isinstance(x, Tensor) else x
                 for x in inputs], (rt if half else None)
+    if cls.int_to_float and not (dt.is_floating_point or dt.is_complex):
+        npdt = _dtype._default[0].np
+        return [x._data.astype(npdt) if isinstance(x, Tensor) else x for x in inputs], None
     back = None
     if cls.half_in_float32 and (mixed or dt is _F16 or dt is _BF16):
         for i, x in enumerate(inputs):
