@@ -92,7 +92,7 @@ def run_view(xp, op, a, params, extra=()):
 
 
 def shape_arg(shape):
-    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of Python ints."""
+    """Sizes (or dims) given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of Python ints."""
     if len(shape) == 1 and type(shape[0]) is not int and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     for s in shape:
