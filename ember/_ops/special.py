@@ -6,7 +6,7 @@ import math
 from .._device import special_module
 from .._tensor import inplace, register, write_out
 from .binary import _where
-from .unary import Unary, _float, _public
+from .unary import FloatUnary, _public
 
 _SPECIAL = {}
 
@@ -19,10 +19,10 @@ def _sp(xp):
     return sp
 
 
-class Sigmoid(Unary):
+class Sigmoid(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = _sp(ctx.xp).expit(_float(x))  # stable at both tails
+        y = _sp(ctx.xp).expit(x)  # stable at both tails
         ctx.save_for_backward(y)
         return y
 
@@ -35,11 +35,10 @@ class Sigmoid(Unary):
 sigmoid = _public(Sigmoid, "sigmoid", "The logistic function ``1 / (1 + exp(-input))``.")
 
 
-class Logit(Unary):
+class Logit(FloatUnary):
     @staticmethod
     def forward(ctx, x, eps):
         xp = ctx.xp
-        x = _float(x)
         ctx.save_for_backward(x)
         ctx.eps = eps
         z = x if eps is None else xp.clip(x, eps, 1 - eps)
@@ -65,10 +64,9 @@ def logit(input, eps=None, *, out=None):
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-class Erf(Unary):
+class Erf(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return _sp(ctx.xp).erf(x)
 
@@ -78,10 +76,9 @@ class Erf(Unary):
         return _TWO_OVER_SQRT_PI * (-(x * x)).exp() * grad
 
 
-class Erfc(Unary):
+class Erfc(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return _sp(ctx.xp).erfc(x)
 
@@ -91,10 +88,10 @@ class Erfc(Unary):
         return -_TWO_OVER_SQRT_PI * (-(x * x)).exp() * grad
 
 
-class Erfinv(Unary):
+class Erfinv(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = _sp(ctx.xp).erfinv(_float(x))
+        y = _sp(ctx.xp).erfinv(x)
         ctx.save_for_backward(y)
         return y
 
@@ -109,10 +106,9 @@ erfc = _public(Erfc, "erfc", "The complementary error function ``1 - erf(input)`
 erfinv = _public(Erfinv, "erfinv", "The inverse error function (on ``[-1, 1]``).")
 
 
-class Lgamma(Unary):
+class Lgamma(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         y = _sp(ctx.xp).gammaln(x)
         return ctx.xp.where(x == -ctx.xp.inf, ctx.xp.inf, y)  # lgamma(-inf) = +inf
@@ -123,10 +119,9 @@ class Lgamma(Unary):
         return grad * digamma(x)
 
 
-class Polygamma(Unary):
+class Polygamma(FloatUnary):
     @staticmethod
     def forward(ctx, x, n):
-        x = _float(x)
         ctx.save_for_backward(x)
         ctx.n = n
         sp = _sp(ctx.xp)
@@ -154,10 +149,9 @@ def polygamma(n, input, *, out=None):
     return r if out is None else write_out(r, out)
 
 
-class I0(Unary):
+class I0(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        x = _float(x)
         ctx.save_for_backward(x)
         return _sp(ctx.xp).i0(x)
 
@@ -167,7 +161,7 @@ class I0(Unary):
         return grad * I1.apply(x)
 
 
-class I1(Unary):
+class I1(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         y = _sp(ctx.xp).i1(x)

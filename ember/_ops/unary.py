@@ -23,11 +23,6 @@ class FloatUnary(Unary):
     int_to_float = True
 
 
-def _float(x):
-    """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
-    return x.astype(_dtype._default[0].np) if x.dtype.kind in _INTEGRAL else x
-
-
 def _public(cls, name, doc):
     """The public function ``name(input, *, out=None)`` of the one-input op ``cls``."""
     apply = cls.apply
