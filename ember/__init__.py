@@ -39,3 +39,11 @@ from . import utils, datasets, transforms
 from .serialization import save, load
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # ember.onnx needs the onnx package (the `ember[onnx]` extra): imported on first use, as `import ember` stays light
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

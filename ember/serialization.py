@@ -8,6 +8,7 @@ ever pickled, so loading a file cannot run code.
 import collections
 import json
 import math
+import mmap
 import os
 
 import ml_dtypes
@@ -22,6 +23,7 @@ from ._tensor import Size, Tensor
 __all__ = ["save", "load"]
 
 _FORMAT_KEY, _STRUCTURE_KEY, _FORMAT = "ember.format", "ember.structure", "1"
+_MAX_INDEX_BYTES = 64 << 20
 
 # safetensors' dtype names. safetensors.numpy.load has no entry for BF16, so tensors are decoded here from
 # safetensors.deserialize (the function it is built on) with the complete table.
@@ -105,15 +107,21 @@ def save(obj, f):
     if not isinstance(f, (str, bytes, os.PathLike)):
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return
-    path = os.fsdecode(f)
+    write_atomic(f, lambda tmp: safetensors.numpy.save_file(tensors, tmp, metadata=metadata))
+
+
+def write_atomic(path, write):
+    """Calls ``write(tmp)`` to write a temporary file in ``path``'s folder, flushes it to disk and renames it over
+    ``path``: a crash or an error at any moment leaves the previous file intact (and any map of it valid)."""
+    path = os.fsdecode(path)
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    # created here so that the file gets the permissions a plain open() gives (the umask's), which the writer,
+    # created here so that the file gets the permissions a plain open() gives (the umask's), which a writer,
     # replacing the file through a private temporary of its own, does not keep
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         mode = os.stat(tmp).st_mode
-        safetensors.numpy.save_file(tensors, tmp, metadata=metadata)
+        write(tmp)
         os.chmod(tmp, mode)
         fd = os.open(tmp, os.O_RDONLY)
         try:
@@ -139,40 +147,71 @@ def save(obj, f):
         os.close(fd)
 
 
-def _read(f):
+def _read(f, use_mmap):
+    """(the file's bytes, its name): a copy-on-write map of a path (tensors then share the page cache instead of
+    being read into a second buffer, and stay writable), the contents of a file object."""
     if isinstance(f, (str, bytes, os.PathLike)):
         name = os.fsdecode(f)
         with open(name, "rb") as fh:
-            return fh.read(), name
+            size = os.fstat(fh.fileno()).st_size
+            if not use_mmap or size == 0:  # an empty file cannot be mapped
+                return fh.read(), name
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY), name
     data = f.read()
     if isinstance(data, str):
         raise TypeError("ember.load: the file object must be opened in binary mode ('rb')")
     return data, getattr(f, "name", f"<{type(f).__name__}>")
 
 
-def _parse(data, name):
-    """(arrays by name, metadata) of safetensors bytes; ValueError naming the file if they are not that."""
+def _unique_keys(pairs):
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"the header names tensor {dup!r} twice")
+    return dict(pairs)
+
+
+def _header(data, name):
+    """The JSON header of safetensors bytes, checked for what the format forbids and the library lets through."""
+    if len(data) < 8:
+        raise ValueError(f"{name}: not a valid safetensors file (it is {len(data)} bytes long, shorter than the "
+                         "8-byte header length)")
     n = int.from_bytes(data[:8], "little")
+    if n > len(data) - 8:
+        raise ValueError(f"{name}: not a valid safetensors file (the header length {n} exceeds the file size of "
+                         f"{len(data)} bytes)")
     try:
-        if len(data) < 8 or n > len(data) - 8:
-            raise ValueError(f"the header length exceeds the file size of {len(data)} bytes")
-        header = json.loads(bytes(data[8:8 + n]))
-        metadata = header.get("__metadata__") or {}
-        views = safetensors.deserialize(data)
-    except (ValueError, UnicodeDecodeError, AttributeError, safetensors.SafetensorError) as e:
-        if data[:2] == b"PK" or data[:1] == b"\x80":  # a zip archive or a bare pickle: torch.save's formats
-            raise ValueError(f"{name}: this is a pickled (PyTorch) checkpoint, not a safetensors file; ember never "
-                             "unpickles files. Convert it with torch: safetensors.torch.save_file(state_dict, "
-                             "path)") from None
+        header = json.loads(bytes(data[8:8 + n]), object_pairs_hook=_unique_keys)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{name}: not a valid safetensors file (header: {e})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{name}: not a valid safetensors file (the header is not a JSON object)")
+    return header, 8 + n
+
+
+def _arrays(data, name):
+    """(arrays by name, metadata) of safetensors bytes or a map of a file; ValueError naming the file if they are
+    not that. The safetensors library validates the layout; from a map the arrays are views of it, not copies."""
+    header, start = _header(data, name)
+    try:
+        if isinstance(data, mmap.mmap):
+            with safetensors.safe_open(name, framework="numpy"):  # reads and checks the header of the same file
+                pass
+            view = memoryview(data)
+            entries = [(k, v["dtype"], v["shape"], view[start + v["data_offsets"][0]:start + v["data_offsets"][1]])
+                       for k, v in header.items() if k != "__metadata__"]
+        else:
+            entries = [(k, v["dtype"], v["shape"], v["data"]) for k, v in safetensors.deserialize(data)]
+    except (safetensors.SafetensorError, TypeError, KeyError, IndexError) as e:
         raise ValueError(f"{name}: not a valid safetensors file ({e})") from None
     arrays = {}
-    for key, v in views:
-        dt = _ST_DTYPES.get(v["dtype"])
+    for key, dtype, shape, buffer in entries:
+        dt = _ST_DTYPES.get(dtype)
         if dt is None:
-            raise ValueError(f"{name}: tensor {key!r} has dtype {v['dtype']}, which ember cannot hold")
-        arrays[key] = np.frombuffer(v["data"], dtype=dt).reshape(v["shape"])
-    return arrays, metadata
-
+            raise ValueError(f"{name}: tensor {key!r} has dtype {dtype}, which ember cannot hold")
+        a = np.frombuffer(buffer, dtype=dt).reshape(shape)
+        arrays[key] = a if a.flags.aligned else a.copy()
+    return arrays, header.get("__metadata__") or {}
 
 def _placer(map_location):
     """``place(tensor, saved_location)``: the tensor moved where ``map_location`` says."""
@@ -210,7 +249,7 @@ def _tensor(arr, spec, location, place):
         raise ValueError(f"tensor {spec['tensor']!r} is stored as {arr.dtype} but recorded as {d.name}")
     if not arr.flags.writeable:
         arr = arr.copy()
-    t = place(Tensor._make(arr, d, normalize("cpu")), location)
+    t = place(Tensor._make(arr, d, normalize("cpu")), _location(location))
     if spec.get("parameter"):
         from .nn.parameter import Parameter
         return Parameter(t, requires_grad=bool(spec.get("requires_grad")))
@@ -253,33 +292,54 @@ def _decode(node, arrays, place, memo):
     if "dtype" in node:
         return _dtype.to_dtype(node["dtype"])
     if "device" in node:
-        return _device_cls(node["device"])
+        return _device_cls(_location(node["device"]))
     raise ValueError(f"unknown node {node!r}")
 
 
-def load(f, map_location=None, *, weights_only=True):
+def _location(text):
+    """A saved device string, checked (the placing of a tensor on a valid device may fail with RuntimeError)."""
+    try:
+        _device_cls(text)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"unknown device {text!r}") from None
+    return text
+
+
+def load(f, map_location=None, *, weights_only=True, mmap=None):
     """Loads an object saved with :func:`save` from ``f`` (a path or a binary file object).
 
-    A safetensors file written by another program loads as a dict of its tensors by name.
+    Also reads, without executing anything: safetensors files written by other programs (a dict of their tensors
+    by name), files written by ``torch.save`` (the zip format and the legacy one; only tensors and plain containers
+    are rebuilt, any other object in the pickle is an error), and sharded Hugging Face checkpoints given by their
+    index (``model.safetensors.index.json``, ``pytorch_model.bin.index.json``: one dict of all shards' tensors).
 
     Args:
         f: the path or file object
         map_location: where to put the tensors: None (the device each was saved from), a device or a string
             (all of them there), a dict mapping saved locations to new ones (``{'cuda:0': 'cpu'}``), or a callable
             ``fn(tensor, location)`` returning the tensor to use (or None for the default)
-        weights_only (bool): accepted for torch compatibility; ember files only ever hold tensors and plain data,
-            so loading is always as safe as torch's ``weights_only=True``
+        weights_only (bool): accepted for torch compatibility; ember never unpickles arbitrary objects, so
+            loading is always as safe as torch's ``weights_only=True``
+        mmap (bool, optional): map a path's file copy-on-write (the default, ``None``, and ``True``) so CPU tensors
+            share the page cache rather than being read into memory; ``False`` reads the file
 
     Raises:
-        ValueError: ``f`` is not a valid file (the message names it)
+        ValueError: ``f`` is not a valid file (the message names it and what is wrong)
 
     Example::
 
         >>> state = ember.load("checkpoint.safetensors", map_location="cpu")  # doctest: +SKIP
     """
     place = _placer(map_location)
-    data, name = _read(f)
-    arrays, metadata = _parse(data, name)
+    if isinstance(f, (str, bytes, os.PathLike)) and os.fsdecode(f).endswith(".json"):
+        return _load_sharded(os.fsdecode(f), map_location, mmap)
+    data, name = _read(f, mmap is not False)
+    # torch.save's zip or legacy pickle; a safetensors header length can start with the same bytes, but its JSON
+    # header then starts with "{"
+    if (data[:4] in (b"PK\x03\x04", b"PK\x05\x06") or data[:1] == b"\x80") and data[8:9] != b"{":
+        from ._torch_format import load_torch
+        return load_torch(data, name, place)
+    arrays, metadata = _arrays(data, name)
     if _STRUCTURE_KEY not in metadata:
         return {key: _tensor(a, {"tensor": key, "dtype": _dtype.from_numpy_dtype(a.dtype).name}, "cpu",
                              place) for key, a in arrays.items()}
@@ -288,6 +348,37 @@ def load(f, map_location=None, *, weights_only=True):
                          f"reads format {_FORMAT})")
     try:
         return _decode(json.loads(metadata[_STRUCTURE_KEY]), arrays, place, {})
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise ValueError(f"{name}: malformed ember structure metadata ({e})") from None
 
+
+def _load_sharded(path, map_location, use_mmap):
+    """The tensors of a sharded checkpoint, by the ``weight_map`` of its index file, in the index's order."""
+    with open(path, "rb") as fh:
+        raw = fh.read(_MAX_INDEX_BYTES + 1)
+    if len(raw) > _MAX_INDEX_BYTES:
+        raise ValueError(f"{path}: a checkpoint index larger than {_MAX_INDEX_BYTES} bytes is not plausible")
+    try:
+        weight_map = json.loads(raw)["weight_map"]
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError) as e:
+        raise ValueError(f"{path}: not a checkpoint index (a JSON object with a 'weight_map'): {e!r}") from None
+    if not isinstance(weight_map, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in weight_map.items()):
+        raise ValueError(f"{path}: the index's 'weight_map' should map tensor names to shard file names")
+    folder = os.path.dirname(path)
+    shards = {}
+    for shard in dict.fromkeys(weight_map.values()):
+        if os.path.basename(shard) != shard or shard in ("", ".", ".."):
+            raise ValueError(f"{path}: shard {shard!r} is not a file name in the index's folder")
+        shard_path = os.path.join(folder, shard)
+        if not os.path.isfile(shard_path):
+            raise ValueError(f"{path}: shard {shard!r} is missing (expected at {shard_path})")
+        shards[shard] = load(shard_path, map_location, mmap=use_mmap)
+        if not isinstance(shards[shard], dict):
+            raise ValueError(f"{shard_path}: a shard should hold a dict of tensors, not {type(shards[shard]).__name__}")
+    out = {}
+    for key, shard in weight_map.items():
+        if key not in shards[shard]:
+            raise ValueError(f"{path}: tensor {key!r} is listed in shard {shard!r}, which does not hold it")
+        out[key] = shards[shard][key]
+    return out

@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 
+from .._torch_format import UnpicklingError
 from ..utils.data import Dataset
 from . import _download
 
@@ -23,20 +24,20 @@ class _RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{getattr(self, 'path', 'pickle')}: refusing to load global '{module}.{name}' "
+        raise UnpicklingError(f"{getattr(self, 'path', 'pickle')}: refusing to load global '{module}.{name}' "
                                      "(only NumPy arrays and plain containers are allowed in a dataset batch)")
 
 
 def load_batch(path):
     """Unpickles one CIFAR batch file with the restricted unpickler (latin1 strings, as the files were written by
-    Python 2). Raises ``pickle.UnpicklingError`` for a file that references anything else, ValueError for a file
-    that is not a CIFAR batch."""
+    Python 2). Raises :class:`UnpicklingError` (a ``pickle.UnpicklingError`` and a ValueError) for a file that
+    references anything else, ValueError for a file that is not a CIFAR batch."""
     with open(path, "rb") as f:
         u = _RestrictedUnpickler(f, encoding="latin1")
         u.path = path
         try:
             entry = u.load()
-        except pickle.UnpicklingError:
+        except UnpicklingError:
             raise
         except Exception as e:  # truncated or garbage data
             raise ValueError(f"{path}: not a readable CIFAR batch ({type(e).__name__}: {e})") from e

@@ -1,6 +1,7 @@
 """MNIST and Fashion-MNIST, as torchvision's: 28x28 grayscale digits / clothes and their labels, read from IDX files."""
 import gzip
 import os
+import zlib
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def read_idx(path, expected_ndim=None):
             dtype = np.dtype(_IDX_TYPES[code])
             expected = int(np.prod(dims, dtype=object)) * dtype.itemsize
             body = _read_at_most(f, expected)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         if isinstance(e, FileNotFoundError):
             raise
         raise ValueError(f"{path}: cannot read the file ({e})") from e

@@ -1,2 +1,4 @@
-"""Utilities: data loading (``ember.utils.data``)."""
+"""Utilities: data loading (``ember.utils.data``), training checkpoints (``Checkpointer``), safetensors files
+(``ember.utils.safetensors``)."""
 from . import data
+from .checkpointer import Checkpointer

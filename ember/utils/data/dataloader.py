@@ -11,6 +11,13 @@ Workers: started with 'fork' on Linux (the dataset is shared copy-on-write), oth
 shared memory; each worker caps BLAS/OpenMP to one thread. A worker's exception is raised again in the main process
 with the worker's traceback; a worker that dies raises a RuntimeError instead of hanging; workers are stopped when
 the iteration ends, the iterator is dropped, or (``persistent_workers``) the loader is dropped.
+
+Resuming: ``state_dict``/``load_state_dict`` (as torchdata's ``StatefulDataLoader``; torch's DataLoader has none)
+record the epoch in progress: its base seed, the batches yielded so far, and what its sampler pass started from (the
+sampler's state and ember's default generator). After ``load_state_dict`` the next ``iter()`` replays the sampler
+pass without loading anything, skips the batches already yielded, and yields the rest, fetched under the same
+per-batch seeds, so the same augmentations; the epochs after it follow as they would have. An ``IterableDataset``
+has no sampler to replay: its yielded batches are fetched again and dropped.
 """
 import atexit
 import contextlib
@@ -44,6 +51,31 @@ def _at_exit():
     _exiting.append(True)
     for payload in list(_payloads):
         payload.release()
+
+
+class _Epoch:
+    """Where an epoch stands; kept by the loader, so that ``state_dict`` works after its iterator is dropped."""
+
+    __slots__ = ("base_seed", "sampler", "rng", "num_yielded", "finished")
+
+    def __init__(self, base_seed):
+        self.base_seed = base_seed
+        self.sampler = self.rng = None  # the sampler's and the default generator's states when its pass began
+        self.num_yielded = 0
+        self.finished = False
+
+
+_STATE_KEYS = ("generator", "sampler", "base_seed", "num_yielded", "sampler_rng_state")
+
+
+def _sampler_state(sampler):
+    fn = getattr(sampler, "state_dict", None)
+    return None if fn is None else fn()
+
+
+def _draw_base_seed(generator):
+    from ... import empty, int64
+    return int(empty((), dtype=int64).random_(generator=generator).item())
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -157,6 +189,8 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._IterableDataset_len_called = None
         self._iterator = None
+        self._epoch = None  # the _Epoch of the latest iterator
+        self._resume = None  # a state from load_state_dict, for the next iterator
         self._initialized = True
         self.check_worker_number_rationality()
 
@@ -207,8 +241,74 @@ class DataLoader:
                 self._iterator = self._get_iterator()
             else:
                 self._iterator._reset(self)
-            return self._iterator
-        return self._get_iterator()
+            it = self._iterator
+        else:
+            it = self._get_iterator()
+        if it._refetch:
+            it._skip_refetched()
+        return it
+
+    def state_dict(self):
+        """Where iteration stands, for :meth:`load_state_dict`: the loader's ``generator`` state, the sampler's
+        state, and for an epoch in progress its base seed, the number of batches yielded and the default
+        generator's state when its sampler pass began (None outside an epoch).
+
+        Example::
+
+            >>> from ember.utils.data import DataLoader, TensorDataset
+            >>> loader = DataLoader(TensorDataset(ember.arange(6)), batch_size=2, shuffle=True)
+            >>> it = iter(loader)
+            >>> first = next(it)
+            >>> state = loader.state_dict()
+            >>> rest = [b[0].tolist() for b in it]
+            >>> loader.load_state_dict(state)
+            >>> [b[0].tolist() for b in loader] == rest
+            True
+        """
+        if self._resume is not None:
+            return dict(self._resume)
+        epoch = self._epoch
+        if epoch is None or epoch.finished:
+            return {"generator": None if self.generator is None else self.generator.get_state(),
+                    "sampler": _sampler_state(self._index_sampler), "base_seed": None, "num_yielded": 0,
+                    "sampler_rng_state": None}
+        if self.num_workers and not self.in_order and epoch.num_yielded:
+            raise RuntimeError("DataLoader.state_dict: with in_order=False the batches are handed out as workers "
+                               "finish them, so the number yielded does not say which ones; save the state between "
+                               "epochs or use in_order=True")
+        started = epoch.rng is not None
+        return {"generator": None if self.generator is None else self.generator.get_state(),
+                "sampler": epoch.sampler if started else _sampler_state(self._index_sampler),
+                "base_seed": epoch.base_seed, "num_yielded": epoch.num_yielded,
+                "sampler_rng_state": epoch.rng}
+
+    def load_state_dict(self, state_dict):
+        """Restores a state from :meth:`state_dict`: the loader's generator and sampler at once; the next
+        ``iter()`` then continues the epoch that was in progress with its remaining batches (none if it had
+        yielded them all), or starts a new epoch if none was."""
+        if not isinstance(state_dict, dict) or set(state_dict) != set(_STATE_KEYS):
+            got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
+            raise ValueError(f"DataLoader.load_state_dict: expected a dict with the keys {list(_STATE_KEYS)}, got "
+                             f"{got}")
+        saved = state_dict["generator"]
+        if (saved is None) != (self.generator is None):
+            raise ValueError(f"DataLoader.load_state_dict: the state was saved from a loader "
+                             f"{'without' if saved is None else 'with'} a generator, but this one has "
+                             f"{'one' if saved is None else 'none'}")
+        sampler = state_dict["sampler"]
+        load = getattr(self._index_sampler, "load_state_dict", None)
+        if (sampler is None) != (load is None):
+            raise ValueError(f"DataLoader.load_state_dict: the state {'has no' if sampler is None else 'has a'} "
+                             f"sampler state, but this loader's {type(self._index_sampler).__name__} "
+                             f"{'has' if sampler is None else 'has no'} load_state_dict")
+        if state_dict["num_yielded"] and state_dict["sampler_rng_state"] is None and not self._iterable:
+            raise ValueError("DataLoader.load_state_dict: the state has yielded batches but no sampler_rng_state")
+        if saved is not None:
+            self.generator.set_state(saved)
+        if load is not None:  # after the generator: the sampler may share it, and its state is the older one
+            load(sampler)
+        self._resume = dict(state_dict)
+        self._epoch = None
 
     def __len__(self):
         if self._iterable:
@@ -237,7 +337,6 @@ class DataLoader:
 
 class _BaseDataLoaderIter:
     def __init__(self, loader):
-        from ... import empty, int64
         self._dataset = loader.dataset
         self._iterable = loader._iterable
         self._IterableDataset_len_called = loader._IterableDataset_len_called
@@ -253,41 +352,89 @@ class _BaseDataLoaderIter:
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._persistent_workers = loader.persistent_workers
-        self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
-        self._num_yielded = 0
-        self._batches_fetched = 0
+        self._start_epoch(loader)
 
     def __iter__(self):
         return self
 
     def _reset(self, loader, first_iter=False):
-        from ... import empty, int64
-        self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
-        self._batches_fetched = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         if not first_iter:  # a new epoch of persistent workers: new augmentations
-            self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
+            self._start_epoch(loader)
+
+    def _start_epoch(self, loader):
+        """A new sampler pass under a new base seed or, after ``loader.load_state_dict``, the interrupted epoch
+        from the batch it had reached."""
+        resume, loader._resume = loader._resume, None
+        self._sampler_iter = iter(self._index_sampler)
+        self._batches_fetched = 0
+        self._refetch = 0
+        if resume is None or resume["base_seed"] is None:
+            self._base_seed = _draw_base_seed(loader.generator)
+            self._epoch = loader._epoch = _Epoch(self._base_seed)
+            return
+        self._base_seed = resume["base_seed"]
+        self._epoch = loader._epoch = _Epoch(self._base_seed)
+        n = resume["num_yielded"]
+        if self._iterable:
+            self._refetch = n
+        elif resume["sampler_rng_state"] is not None:
+            self._replay_pass(resume, n)
+
+    def _replay_pass(self, resume, n):
+        """Restarts the sampler pass as it began and drops its first ``n`` batches, without loading them."""
+        from ..._random import default_generator
+        self._epoch.sampler, self._epoch.rng = resume["sampler"], resume["sampler_rng_state"]
+        current = default_generator.get_state()
+        default_generator.set_state(self._epoch.rng)  # a sampler without a generator draws its order from it
+        try:
+            # the first batch is drawn even when none was yielded: that draw starts the pass
+            head = list(itertools.islice(self._sampler_iter, max(n, 1)))
+        finally:
+            default_generator.set_state(current)
+        if len(head) < n:
+            raise ValueError(f"DataLoader.load_state_dict: the state is {n} batches into its epoch, but the sampler "
+                             f"now gives {len(head)} batches per epoch")
+        self._sampler_iter = itertools.chain(head[n:], self._sampler_iter)
+        self._batches_fetched = self._epoch.num_yielded = n
+
+    def _skip_refetched(self):
+        """Fetches again and drops the batches an interrupted epoch of an IterableDataset had yielded."""
+        n, self._refetch = self._refetch, 0
+        with _worker._RngStates() if self._num_workers == 0 else contextlib.nullcontext():
+            for i in range(n):
+                try:
+                    next(self)
+                except StopIteration:
+                    raise ValueError(f"DataLoader.load_state_dict: the state is {n} batches into its epoch, but "
+                                     f"the IterableDataset now ends after {i}") from None
 
     def _next_task(self):
         """The next batch's dataset indices and the seed to fetch it under (None for iterable datasets)."""
+        if self._epoch.rng is None:  # the pass begins: note what from, to replay it after load_state_dict
+            from ..._random import default_generator
+            self._epoch.sampler = _sampler_state(self._index_sampler)
+            self._epoch.rng = default_generator.get_state()
         index = next(self._sampler_iter)  # may raise StopIteration
         seed = None if self._iterable else _worker.batch_seed(self._base_seed, self._batches_fetched)
         self._batches_fetched += 1
         return index, seed
 
     def __next__(self):
-        data = self._next_data()
+        try:
+            data = self._next_data()
+        except StopIteration:
+            self._epoch.finished = True
+            raise
         if isinstance(data, _worker.ExceptionWrapper):
             # Raise from a frame that does not hold the iterator: a kept traceback must not keep workers alive.
             del self
             data.reraise()
-        self._num_yielded += 1
+        self._epoch.num_yielded += 1
         if self._iterable and self._IterableDataset_len_called is not None \
-                and self._num_yielded > self._IterableDataset_len_called:
+                and self._epoch.num_yielded > self._IterableDataset_len_called:
             msg = (f"Length of IterableDataset {self._dataset} was reported to be {self._IterableDataset_len_called}"
-                   f"(when accessing len(dataloader)), but {self._num_yielded} samples have been fetched. ")
+                   f"(when accessing len(dataloader)), but {self._epoch.num_yielded} samples have been fetched. ")
             if self._num_workers > 0:
                 msg += ("For multiprocessing data-loading, this could be caused by not properly configuring the "
                         "IterableDataset replica at each worker.")

@@ -1,4 +1,9 @@
-"""Samplers, as ``torch.utils.data.sampler``: iterables of dataset indices (or of lists of indices, for batches)."""
+"""Samplers, as ``torch.utils.data.sampler``: iterables of dataset indices (or of lists of indices, for batches).
+
+The random samplers and BatchSampler also have ``state_dict``/``load_state_dict`` (torch's have none; this mirrors
+torchdata's stateful samplers): the state their next pass starts from, which is their generator's state. A sampler
+without a generator draws from ember's default generator, whose state is global (saved by a checkpoint, not here).
+"""
 import itertools
 from typing import Generic, TypeVar
 
@@ -31,7 +36,29 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler[int]):
+class _GeneratorState:
+    """``state_dict``/``load_state_dict`` of a sampler whose only state is its ``generator``."""
+
+    def state_dict(self):
+        """The state the next pass starts from: ``{'generator': its state, or None without a generator}``."""
+        return {"generator": None if self.generator is None else self.generator.get_state()}
+
+    def load_state_dict(self, state_dict):
+        """Restores a state from :meth:`state_dict`, so that the next pass repeats the one it was taken before."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or set(state_dict) != {"generator"}:
+            raise ValueError(f"{name}.load_state_dict: expected a dict with the key 'generator', got "
+                             f"{sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__}")
+        saved = state_dict["generator"]
+        if (saved is None) != (self.generator is None):
+            raise ValueError(f"{name}.load_state_dict: the state was saved from a sampler "
+                             f"{'without' if saved is None else 'with'} a generator, but this one has "
+                             f"{'one' if saved is None else 'none'}")
+        if saved is not None:
+            self.generator.set_state(saved)
+
+
+class RandomSampler(_GeneratorState, Sampler[int]):
     """A random permutation of the indices, or ``num_samples`` indices drawn with replacement.
 
     Args:
@@ -78,7 +105,7 @@ class RandomSampler(Sampler[int]):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler[int]):
+class SubsetRandomSampler(_GeneratorState, Sampler[int]):
     """The given ``indices`` in random order."""
 
     def __init__(self, indices, generator=None):
@@ -94,7 +121,7 @@ class SubsetRandomSampler(Sampler[int]):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler[int]):
+class WeightedRandomSampler(_GeneratorState, Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
     Example::
@@ -153,6 +180,25 @@ class BatchSampler(Sampler[list]):
         while batch:
             yield batch
             batch = list(itertools.islice(it, self.batch_size))
+
+    def state_dict(self):
+        """``{'sampler': the state of the sampler it groups}`` (None if that one has no ``state_dict``)."""
+        inner = getattr(self.sampler, "state_dict", None)
+        return {"sampler": None if inner is None else inner()}
+
+    def load_state_dict(self, state_dict):
+        """Restores a state from :meth:`state_dict` into the sampler it groups."""
+        if not isinstance(state_dict, dict) or set(state_dict) != {"sampler"}:
+            raise ValueError(f"BatchSampler.load_state_dict: expected a dict with the key 'sampler', got "
+                             f"{sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__}")
+        inner = state_dict["sampler"]
+        load = getattr(self.sampler, "load_state_dict", None)
+        if (inner is None) != (load is None):
+            raise ValueError(f"BatchSampler.load_state_dict: the state {'has no' if inner is None else 'has a'} "
+                             f"sampler state, but this BatchSampler's {type(self.sampler).__name__} "
+                             f"{'has' if inner is None else 'has no'} load_state_dict")
+        if load is not None:
+            load(inner)
 
     def __len__(self):
         if self.drop_last:
