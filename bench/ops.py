@@ -2,18 +2,17 @@
 ops and reductions on large tensors, and float32 matmul GFLOP/s. Prints ratios (ember / torch time, lower is
 better; for throughput, ember / torch speed, higher is better).
 
-    python bench/ops.py            # everything
-    python bench/ops.py dispatch   # one section: dispatch, large, matmul
+    python bench/ops.py                    # everything
+    python bench/ops.py dispatch large     # some sections: dispatch, large, matmul
+    python bench/ops.py large --threads 1  # ember and torch both on one thread
 """
-import sys
+import argparse
 import time
 
 import numpy as np
 import torch
 
 import ember
-
-torch.set_num_threads(max(1, torch.get_num_threads()))
 
 
 def best_time(fn, repeat=5, number=None, budget=0.2):
@@ -70,7 +69,8 @@ def dispatch():
 
 
 def large(n=64 * 1024 * 1024):
-    print(f"Large tensors ({n // (1024 * 1024)}M float32 elements): throughput, ember / torch (higher is better)")
+    print(f"Large tensors ({n // (1024 * 1024)}M float32 elements, {ember.get_num_threads()} ember threads): "
+          "throughput, ember / torch (higher is better)")
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal(n, dtype=np.float32)
     y_np = rng.standard_normal(n, dtype=np.float32)
@@ -84,6 +84,11 @@ def large(n=64 * 1024 * 1024):
         "mean": (lambda: ex.mean(), lambda: tx.mean()),
         "amax": (lambda: ex.amax(), lambda: tx.amax()),
         "sum(dim=1) of 8192x8192": (lambda: ex.view(8192, -1).sum(1), lambda: tx.view(8192, -1).sum(1)),
+        "sum(dim=0) of 8192x8192": (lambda: ex.view(8192, -1).sum(0), lambda: tx.view(8192, -1).sum(0)),
+        "div": (lambda: ex / ey, lambda: tx / ty),
+        "sigmoid": (lambda: ex.sigmoid(), lambda: tx.sigmoid()),
+        "tanh": (lambda: ex.tanh(), lambda: tx.tanh()),
+        "var": (lambda: ex.var(), lambda: tx.var()),
     }
     for name, (fe, ft) in cases.items():
         row(name, best_time(fe, repeat=3, number=2), best_time(ft, repeat=3, number=2), "ms", 1e3, speed=True)
@@ -105,8 +110,20 @@ def matmul():
 
 
 if __name__ == "__main__":
-    sections = sys.argv[1:] or ["dispatch", "large", "matmul"]
-    print(f"ember {ember.__version__} / torch {torch.__version__}, {torch.get_num_threads()} torch threads\n")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sections", nargs="*", metavar="section", help="dispatch, large or matmul (default: all)")
+    parser.add_argument("--threads", type=int, help="intra-op threads for both ember and torch (default: theirs)")
+    args = parser.parse_args()
+    sections = args.sections or ["dispatch", "large", "matmul"]
+    for s in sections:
+        if s not in ("dispatch", "large", "matmul"):
+            parser.error(f"unknown section {s!r}: choose among dispatch, large, matmul")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        ember.set_num_threads(args.threads)
+    print(f"ember {ember.__version__} / torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+          f"{ember.get_num_threads()} ember threads\n")
     for s in sections:
         globals()[s]()
         print()

@@ -8,6 +8,7 @@ from ._device import device
 from ._tensor import Tensor, Size
 from ._tensor import is_tensor, is_floating_point, is_complex, is_nonzero, numel
 from ._print import set_printoptions
+from ._kernels.parallel import get_num_threads, set_num_threads
 from ._creation import *  # noqa: F401,F403
 from . import _fill  # noqa: F401  (Tensor.fill_, zero_, copy_)
 from ._random import *  # noqa: F401,F403

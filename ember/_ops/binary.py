@@ -7,6 +7,7 @@ import math
 
 from .. import _dtype
 from .._creation import zeros_like
+from .._kernels.elementwise import binary as ufunc2
 from .._tensor import Tensor, inplace, register, write_inplace, write_out
 from ..autograd.function import Function
 
@@ -120,7 +121,7 @@ class Where(Function):
 class Add(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        return ctx.xp.add(a, b)
+        return ufunc2(ctx.xp.add, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -130,7 +131,7 @@ class Add(Binary):
 class Sub(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        return ctx.xp.subtract(a, b)
+        return ufunc2(ctx.xp.subtract, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -141,7 +142,7 @@ class Mul(Binary):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.xp.multiply(a, b)
+        return ufunc2(ctx.xp.multiply, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -156,7 +157,7 @@ class Div(Binary):
         if _is_integral(a, b):
             a, b = _floats(a, b)
         ctx.save_for_backward(a, b)  # not the output: torch lets it be modified in place afterwards
-        return ctx.xp.true_divide(a, b)
+        return ufunc2(ctx.xp.true_divide, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -168,7 +169,7 @@ class Div(Binary):
 class DivFloor(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        y = ctx.xp.floor_divide(a, b)
+        y = ufunc2(ctx.xp.floor_divide, a, b)
         if _is_integral(a, b):
             _zero_divisor(b, y)
         return y
@@ -300,7 +301,7 @@ floor_divide = public(FloorDivide, "floor_divide",
 class Remainder(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        y = ctx.xp.remainder(a, b)
+        y = ufunc2(ctx.xp.remainder, a, b)
         if _is_integral(a, b):
             _zero_divisor(b, y)
         ctx.save_for_backward(a, b)
@@ -315,7 +316,7 @@ class Remainder(Binary):
 class Fmod(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        y = ctx.xp.fmod(a, b)
+        y = ufunc2(ctx.xp.fmod, a, b)
         if _is_integral(a, b):
             _zero_divisor(b, y)
         ctx.save_for_backward(a, b)
@@ -354,7 +355,7 @@ class Pow(Binary):
     @staticmethod
     def forward(ctx, a, b):
         xp = ctx.xp
-        y = _int_pow(xp, a, b) if _is_integral(a, b) else xp.power(a, b)
+        y = _int_pow(xp, a, b) if _is_integral(a, b) else ufunc2(xp.power, a, b)
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -423,7 +424,7 @@ class Atan2(Binary):
     def forward(ctx, a, b):
         a, b = _floats(a, b)
         ctx.save_for_backward(a, b)
-        return ctx.xp.arctan2(a, b)
+        return ufunc2(ctx.xp.arctan2, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -441,7 +442,7 @@ atan2 = arctan2 = public(Atan2, "atan2",
 class Hypot(Binary):
     @staticmethod
     def forward(ctx, a, b):
-        y = ctx.xp.hypot(a, b)
+        y = ufunc2(ctx.xp.hypot, a, b)
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -482,7 +483,7 @@ class Copysign(Binary):
     @staticmethod
     def forward(ctx, a, b):
         a, b = _floats(a, b)
-        y = ctx.xp.copysign(a, b)
+        y = ufunc2(ctx.xp.copysign, a, b)
         ctx.save_for_backward(a, y)
         return y
 
@@ -504,7 +505,7 @@ class Maximum(Binary):
     @classmethod
     def forward(cls, ctx, a, b):
         ctx.save_for_backward(a, b)
-        return getattr(ctx.xp, cls.ufunc)(a, b)
+        return ufunc2(getattr(ctx.xp, cls.ufunc), a, b)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -549,7 +550,7 @@ class Logaddexp(Binary):
     def forward(cls, ctx, a, b):
         a, b = _floats(a, b)
         ctx.save_for_backward(a, b)
-        return getattr(ctx.xp, cls.ufunc)(a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
+        return ufunc2(getattr(ctx.xp, cls.ufunc), a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -595,7 +596,7 @@ class Nextafter(Binary):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.xp.nextafter(a, b)
+        return ufunc2(ctx.xp.nextafter, a, b)
 
     @staticmethod
     def backward(ctx, grad):

@@ -9,6 +9,7 @@ __all__ = ["max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "median"
 import math
 
 from .. import _dtype, return_types
+from .._kernels import reduction
 from .._tensor import Tensor, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .reduce import _dims, _kept_shape, _quiet, _restore, numpy_aliases
@@ -101,11 +102,11 @@ class Extreme(Function):
 
 
 def _amax(xp, x, dims):
-    return xp.amax(x, axis=dims, keepdims=True)
+    return reduction.amax(x, dims, True)
 
 
 def _amin(xp, x, dims):
-    return xp.amin(x, axis=dims, keepdims=True)
+    return reduction.amin(x, dims, True)
 
 
 @numpy_aliases
@@ -182,11 +183,11 @@ class SelectAlong(Function):
 
 
 def _argmax(xp, x, dim):
-    return xp.argmax(x, axis=dim, keepdims=True)
+    return reduction.argmax(x, dim, True)
 
 
 def _argmin(xp, x, dim):
-    return xp.argmin(x, axis=dim, keepdims=True)
+    return reduction.argmin(x, dim, True)
 
 
 def _select(name, input, dim, keepdim, pick, result):
@@ -238,13 +239,13 @@ class ArgExtreme(Function):
     @staticmethod
     def forward(ctx, x, dim, keepdim, largest):
         xp = ctx.xp
-        find = xp.argmax if largest else xp.argmin
+        find = reduction.argmax if largest else reduction.argmin
         if dim is None:
             i = find(x.reshape(-1))
             return xp.asarray(i, dtype=_INT64).reshape((1,) * x.ndim if keepdim else ())
         if x.ndim == 0:
             return xp.zeros((), dtype=_INT64)
-        return find(x, axis=dim, keepdims=keepdim).astype(_INT64)
+        return find(x, dim, keepdim).astype(_INT64)
 
 
 def _arg(name, input, dim, keepdim, largest):

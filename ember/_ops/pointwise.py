@@ -2,6 +2,7 @@
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num"]
 from .. import _dtype
+from .._kernels.elementwise import binary as ufunc2
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
 from .binary import _where, add, div, mul, recover, shape_error
@@ -16,8 +17,8 @@ class Clamp(Function):
         xp = ctx.xp
         ctx.save_for_backward(x, lo, hi)
         # maximum-then-minimum: NaN in x or a bound propagates, and min > max gives max, as in torch
-        y = x if lo is None else xp.maximum(x, lo)
-        return y if hi is None else xp.minimum(y, hi)
+        y = x if lo is None else ufunc2(xp.maximum, x, lo)
+        return y if hi is None else ufunc2(xp.minimum, y, hi)
 
     @staticmethod
     def backward(ctx, grad):

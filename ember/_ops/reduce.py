@@ -13,6 +13,8 @@ import warnings
 
 from .. import _dtype
 from .._device import array_module
+from .._kernels import reduction
+from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
 from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
 from .view import Expand, reshape
@@ -75,6 +77,19 @@ def _quiet(xp):
     return xp.errstate(all="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
 
 
+def numpy_keywords(name, dim, keepdim, kw):
+    """``dim`` and ``keepdim`` given torch's NumPy-style keywords in ``kw``: ``axis`` and ``keepdims`` (for hot
+    functions, which take them as ``**kw`` rather than through :func:`numpy_aliases`' extra call)."""
+    for k in kw:
+        if k not in ("axis", "keepdims"):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    if "axis" in kw:
+        if dim is not None:
+            raise TypeError(f"{name}() got multiple values for argument 'dim'")
+        dim = kw["axis"]
+    return dim, kw.get("keepdims", keepdim)
+
+
 def numpy_aliases(fn):
     """Accepts torch's NumPy-style keywords: ``axis`` for ``dim`` and ``keepdims`` for ``keepdim``."""
     @functools.wraps(fn)
@@ -101,21 +116,23 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype=None, nan=False, mean=False):
-        xp = ctx.xp
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        if not (nan or mean):
+            return reduction.sum(x, dims, keepdim, dtype)
+        xp = ctx.xp
         keep = None
         if nan and x.dtype.kind == "f":
             keep = ~xp.isnan(x)
             x = xp.where(keep, x, 0)
-        y = x.sum(dims, dtype, None, keepdim)
+        y = reduction.sum(x, dims, keepdim, dtype)
         if mean:
             if keep is None:
                 ctx.n = n = _count(x.shape, dims)
-                if n:  # only 0 / 0 warns
-                    y = xp.true_divide(y, n, dtype=y.dtype)
+                if n:  # only 0 / 0 warns; y is new memory: divided in place, it stays an array when 0-d
+                    xp.true_divide(y, n, out=y)
                 else:
                     with _quiet(xp):
-                        y = xp.true_divide(y, n, dtype=y.dtype)
+                        xp.true_divide(y, n, out=y)
             else:
                 n = keep.sum(axis=dims, keepdims=keepdim)
                 with _quiet(xp):
@@ -144,8 +161,7 @@ def _sum_dtype(input, dtype):
     return dt.np if dtype is not None else _dtype.int64.np
 
 
-@numpy_aliases
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
     """Sum over ``dim`` (every element when None); integers and bools sum to int64.
 
     Example::
@@ -153,6 +169,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).sum(1)
         tensor([3., 7.])
     """
+    if numpy_kw:
+        dim, keepdim = numpy_keywords("sum", dim, keepdim, numpy_kw)
     dims = _EVERY_DIM[:input._data.ndim] if dim is None else _dims(dim, input.ndim)
     if dtype is None and input.dtype.is_floating_point:  # the common case, without the dtype logic
         r = Sum.apply(input, dims=dims, keepdim=keepdim)
@@ -182,8 +200,7 @@ def _mean_input(name, input, dtype):
     return input
 
 
-@numpy_aliases
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
     """Mean over ``dim`` (every element when None); the input must be floating point unless ``dtype`` is given.
 
     Example::
@@ -191,6 +208,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).mean(0)
         tensor([2., 3.])
     """
+    if numpy_kw:
+        dim, keepdim = numpy_keywords("mean", dim, keepdim, numpy_kw)
     x = _mean_input("mean", input, dtype)
     dims = _EVERY_DIM[:x._data.ndim] if dim is None else _dims(dim, x.ndim)
     r = Sum.apply(x, dims=dims, keepdim=keepdim, mean=True)
@@ -214,7 +233,7 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim, dtype):
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        y = ctx.xp.prod(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        y = reduction.prod(x, dims, keepdim, dtype)
         ctx.has_zero = bool(ctx.needs_input_grad) and bool((x == 0).any())
         ctx.save_for_backward(x, y)
         return y
@@ -262,9 +281,9 @@ class Var(Function):
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.sqrt, ctx.full = x.shape, dims, keepdim, sqrt, full
         ctx.dof = _count(x.shape, dims) - correction
         with _quiet(xp):
-            n = _count(x.shape, dims)
-            dev = x - (xp.sum(x, axis=dims, keepdims=True) / n if n else xp.nan)
-            ss = xp.sum(dev * dev, axis=dims, keepdims=keepdim)
+            ss = reduction.moments(x, dims)[1] if _count(x.shape, dims) else x.sum(dims, None, None, True)
+            if not keepdim:
+                ss = ss.reshape([s for i, s in enumerate(x.shape) if i not in dims])
             y = (ss / builtins.max(ctx.dof, 0)).astype(x.dtype)
             if sqrt:
                 y = xp.sqrt(y)
@@ -362,18 +381,18 @@ class VectorNorm(Function):
     def forward(ctx, x, ord, dims, keepdim):
         xp = ctx.xp
         ctx.in_shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord
-        a = xp.abs(x)
+        a = ufunc1(xp.abs, x)
         with _quiet(xp):
             if ord == math.inf:
-                y = xp.amax(a, axis=dims, keepdims=keepdim)
+                y = reduction.amax(a, dims, keepdim)
             elif ord == -math.inf:
-                y = xp.amin(a, axis=dims, keepdims=keepdim)
+                y = reduction.amin(a, dims, keepdim)
             elif ord == 0:
                 y = xp.sum(a != 0, axis=dims, keepdims=keepdim, dtype=x.dtype)
             elif ord == 1:
-                y = xp.sum(a, axis=dims, keepdims=keepdim)
+                y = reduction.sum(a, dims, keepdim)
             elif ord == 2:
-                y = xp.sqrt(xp.sum(a * a, axis=dims, keepdims=keepdim))
+                y = xp.sqrt(reduction.sum(ufunc2(xp.multiply, a, a), dims, keepdim))
             else:
                 y = xp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
         ctx.save_for_backward(x, y)
@@ -460,9 +479,9 @@ class LogSumExp(Function):
             if builtins.any(x.shape[d] == 0 for d in dims):
                 y = xp.log(xp.sum(xp.exp(x), axis=dims, keepdims=keepdim))
             else:  # shift by the max (zero where infinite, so that inf and -inf rows stay exact)
-                m = xp.amax(x, axis=dims, keepdims=True)
+                m = reduction.amax(x, dims, True)
                 m = xp.where(xp.isinf(m), 0, m)
-                y = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+                y = xp.log(reduction.sum(ufunc1(xp.exp, ufunc2(xp.subtract, x, m)), dims, True)) + m
                 if not keepdim:
                     y = y.reshape([s for i, s in enumerate(x.shape) if i not in dims])
         ctx.save_for_backward(x, y)
@@ -495,7 +514,7 @@ class AllAny(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, any):
-        y = (ctx.xp.any if any else ctx.xp.all)(x, axis=dims, keepdims=keepdim)
+        y = (reduction.any if any else reduction.all)(x, dims, keepdim)
         return y.astype(x.dtype) if x.dtype == _dtype.uint8.np else y
 
 

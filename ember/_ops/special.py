@@ -4,6 +4,7 @@ __all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "po
 import math
 
 from .._device import special_module
+from .._kernels.elementwise import sigmoid as sigmoid_kernel, unary as ufunc1
 from .._tensor import inplace, register, write_out
 from .binary import _where
 from .unary import FloatUnary, _public
@@ -22,7 +23,7 @@ def _sp(xp):
 class Sigmoid(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = _sp(ctx.xp).expit(x)  # stable at both tails
+        y = sigmoid_kernel(ctx.xp, x, _sp(ctx.xp).expit)
         ctx.save_for_backward(y)
         return y
 
@@ -68,7 +69,7 @@ class Erf(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _sp(ctx.xp).erf(x)
+        return ufunc1(_sp(ctx.xp).erf, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,7 +81,7 @@ class Erfc(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _sp(ctx.xp).erfc(x)
+        return ufunc1(_sp(ctx.xp).erfc, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -91,7 +92,7 @@ class Erfc(FloatUnary):
 class Erfinv(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = _sp(ctx.xp).erfinv(x)
+        y = ufunc1(_sp(ctx.xp).erfinv, x)
         ctx.save_for_backward(y)
         return y
 
@@ -110,7 +111,7 @@ class Lgamma(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        y = _sp(ctx.xp).gammaln(x)
+        y = ufunc1(_sp(ctx.xp).gammaln, x)
         return ctx.xp.where(x == -ctx.xp.inf, ctx.xp.inf, y)  # lgamma(-inf) = +inf
 
     @staticmethod
@@ -125,7 +126,7 @@ class Polygamma(FloatUnary):
         ctx.save_for_backward(x)
         ctx.n = n
         sp = _sp(ctx.xp)
-        return sp.psi(x) if n == 0 else sp.polygamma(n, x).astype(x.dtype)
+        return ufunc1(sp.psi, x) if n == 0 else sp.polygamma(n, x).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -153,7 +154,7 @@ class I0(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _sp(ctx.xp).i0(x)
+        return ufunc1(_sp(ctx.xp).i0, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -164,7 +165,7 @@ class I0(FloatUnary):
 class I1(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = _sp(ctx.xp).i1(x)
+        y = ufunc1(_sp(ctx.xp).i1, x)
         ctx.save_for_backward(x, y)
         ctx.eps = float(ctx.xp.finfo(x.dtype).eps)
         return y

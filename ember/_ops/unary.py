@@ -8,6 +8,7 @@ import math
 
 from .. import _dtype
 from .._creation import zeros_like
+from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
 from .._tensor import inplace, register, write_out
 from ..autograd.function import Function
 
@@ -50,7 +51,7 @@ class Neg(Unary):
         if x.dtype.kind == "b":
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                                "invert a mask, use the `~` or `logical_not()` operator instead.")
-        return ctx.xp.negative(x)
+        return ufunc1(ctx.xp.negative, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -71,7 +72,7 @@ class Abs(Unary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return ctx.xp.abs(x)
+        return ufunc1(ctx.xp.abs, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -128,19 +129,19 @@ def conj(input):
 class Floor(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.floor(x)
+        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.floor, x)
 
 
 class Ceil(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.ceil(x)
+        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.ceil, x)
 
 
 class Trunc(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ctx.xp.trunc(x)
+        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.trunc, x)
 
 
 class Round(ZeroGrad):
@@ -151,7 +152,7 @@ class Round(ZeroGrad):
                 raise NotImplementedError(f'"round_cpu" not implemented for '
                                           f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(x.dtype))}'")
             return x.copy()
-        return ctx.xp.rint(x) if decimals == 0 else ctx.xp.round(x, decimals)  # halves round to even
+        return ufunc1(ctx.xp.rint, x) if decimals == 0 else ctx.xp.round(x, decimals)  # halves round to even
 
 
 floor = _public(Floor, "floor", "The largest integer not greater than each element.")
@@ -174,7 +175,7 @@ def round(input, *, decimals=0, out=None):
 class Frac(Unary):
     @staticmethod
     def forward(ctx, x):
-        return x - ctx.xp.trunc(x)
+        return ufunc2(ctx.xp.subtract, x, ufunc1(ctx.xp.trunc, x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -188,7 +189,7 @@ frac = _public(Frac, "frac", "The fractional part ``input - trunc(input)``.")
 class Exp(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.exp(x)
+        y = ufunc1(ctx.xp.exp, x)
         ctx.save_for_backward(y)
         return y
 
@@ -201,7 +202,7 @@ class Exp(FloatUnary):
 class Exp2(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.exp2(x)
+        y = ufunc1(ctx.xp.exp2, x)
         ctx.save_for_backward(y)
         return y
 
@@ -214,7 +215,7 @@ class Exp2(FloatUnary):
 class Expm1(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.expm1(x)
+        y = ufunc1(ctx.xp.expm1, x)
         ctx.save_for_backward(y)
         return y
 
@@ -236,7 +237,7 @@ class Log(FloatUnary):
     @classmethod
     def forward(cls, ctx, x):
         ctx.save_for_backward(x)
-        return getattr(ctx.xp, cls.ufunc)(x)
+        return ufunc1(getattr(ctx.xp, cls.ufunc), x)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -256,7 +257,7 @@ class Log1p(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return ctx.xp.log1p(x)
+        return ufunc1(ctx.xp.log1p, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -274,7 +275,7 @@ log1p = _public(Log1p, "log1p", "``log(1 + input)``, accurate for small inputs."
 class Sqrt(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.sqrt(x)
+        y = ufunc1(ctx.xp.sqrt, x)
         ctx.save_for_backward(y)
         return y
 
@@ -288,7 +289,7 @@ class Rsqrt(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         xp = ctx.xp
-        y = xp.reciprocal(xp.sqrt(x))
+        y = ufunc1(xp.reciprocal, ufunc1(xp.sqrt, x))
         ctx.save_for_backward(y)
         return y
 
@@ -301,7 +302,7 @@ class Rsqrt(FloatUnary):
 class Reciprocal(FloatUnary):
     @staticmethod
     def forward(ctx, x):
-        y = ctx.xp.reciprocal(x)
+        y = ufunc1(ctx.xp.reciprocal, x)
         ctx.save_for_backward(y)
         return y
 
@@ -330,7 +331,7 @@ class SavesInput(FloatUnary):
     @classmethod
     def forward(cls, ctx, x):
         ctx.save_for_backward(x)
-        return getattr(ctx.xp, cls.ufunc)(x)
+        return ufunc1(getattr(ctx.xp, cls.ufunc), x)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -394,7 +395,7 @@ class SavesOutput(FloatUnary):
 
     @classmethod
     def forward(cls, ctx, x):
-        y = getattr(ctx.xp, cls.ufunc)(x)
+        y = ufunc1(getattr(ctx.xp, cls.ufunc), x)
         ctx.save_for_backward(y)
         return y
 

@@ -6,6 +6,8 @@ in-place write through a view can be replayed onto the base (``rebase_view``).
 import math
 import warnings
 
+import numpy as np
+
 __all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as", "transpose", "swapaxes", "swapdims",
            "permute", "t", "adjoint", "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
@@ -16,6 +18,8 @@ from ..autograd.grad_mode import STATE
 from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
                        restride, shape_arg, view_strides, writeable_view)
 from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
+
+_ndarray = np.ndarray
 
 
 # -- expand / sum_to_size ----------------------------------------------------------------------------------------------
@@ -104,7 +108,8 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        if is_plain(x):
+        # is_plain's common case inline: a writeable C-contiguous array without size-1 dims
+        if x.__class__ is _ndarray and x.flags.carray and 1 not in x.shape and x.size or is_plain(x):
             return x.reshape(shape)
         st = view_strides(x.shape, elem_strides(x), shape)
         if st is None:

@@ -71,7 +71,7 @@ class Augmented(Dataset):
 class Threads(Range):
     def __getitem__(self, i):
         counts = _worker.blas_threads()
-        return max(counts.values()) if counts else 1, os.environ.get("OMP_NUM_THREADS")
+        return max([ember.get_num_threads(), *counts.values()]), os.environ.get("OMP_NUM_THREADS")
 
 
 class NoPickle(Dataset):

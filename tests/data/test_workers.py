@@ -153,10 +153,14 @@ def test_unpicklable_batch_is_an_error_not_a_hang():
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 def test_workers_use_one_blas_thread(context):
     env = os.environ.get("OMP_NUM_THREADS")
+    before = ember.get_num_threads()
+    ember.set_num_threads(2)  # workers still run one: ember's own threads are capped as torch's are
     loader = DataLoader(helpers.Threads(2), batch_size=None, num_workers=1, multiprocessing_context=context)
     for threads, omp in loader:
         assert threads == 1 and omp == "1"
     assert os.environ.get("OMP_NUM_THREADS") == env  # the main process keeps its own setting
+    assert ember.get_num_threads() == 2
+    ember.set_num_threads(before)
 
 
 def test_worker_info_and_init_fn():

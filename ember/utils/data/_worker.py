@@ -163,9 +163,11 @@ def _call_each(names, *args):
 
 
 def limit_threads():
-    """Caps BLAS/OpenMP to one thread in this process: through the environment (libraries loaded later, child
-    processes) and, for runtimes already loaded (as after a fork), through threadpoolctl when installed or their
-    own ``*_set_num_threads`` entry points."""
+    """Caps ember's intra-op threads and BLAS/OpenMP to one thread in this process: through the environment
+    (libraries loaded later, child processes) and, for runtimes already loaded (as after a fork), through
+    threadpoolctl when installed or their own ``*_set_num_threads`` entry points."""
+    from ..._kernels.parallel import set_num_threads
+    set_num_threads(1)
     for var in _THREAD_VARS:
         os.environ[var] = "1"
     try:
