@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 
-from .._torch_format import UnpicklingError
+from .._torch_pickle import UnpicklingError
 from ..utils.data import Dataset
 from . import _download
 
