@@ -4,14 +4,28 @@
 w) differentiate into one another, so every order of gradient is a convolution. ``Im2col``/``Col2im`` are
 ``F.unfold``/``F.fold``. Geometry, per spatial dimension: ``stride``, ``dilation`` and ``pads`` as (low, high) pairs;
 the input is (B, C, *spatial), the weight (O, C / groups, *kernel).
+
+On NumPy the work is cut in chunks (of images, or of input channels for ``ConvInput``) whose columns fit in cache,
+spread over the intra-op threads, each running its products on one BLAS thread.
 """
 import itertools
 import math
 
+import numpy as np
+
+from .._kernels import get_num_threads
+from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import STATE
+from ._blas import spread
 
 # Columns of the weight gradient are kept from forward up to this size (bytes); larger ones are recomputed.
 _KEEP_COLS = 1 << 27
+_CHUNK = 1 << 18  # column elements per chunk of images
+_PIECE = 1 << 22  # column elements per piece of channels at most
+# Column elements from which the work is spread over the intra-op threads (several milliseconds of it); the
+# memory-bound adds of the input gradient gain only from larger sizes.
+_SPREAD, _SPREAD_ADDS = 1 << 21, 1 << 22
 
 
 def out_size(size, k, stride, dilation, lo, hi):
@@ -68,21 +82,48 @@ def im2col(xp, x, plan, groups):
     return v.reshape(B, groups, C // groups * math.prod(plan.ksize), math.prod(plan.out))
 
 
-def col2im(xp, cols, plan):
-    """The adjoint of im2col, from columns laid out (C, *kernel, *out, B) with the batch last: the strided adds
-    per kernel position then run over contiguous (out[-1] * B) rows rather than short image rows. Returns
-    (B, C, *spatial)."""
+def _over_images(xp, fn, batch, per_image):
+    """``fn(images)`` over slices of the batch whose columns hold about ``_CHUNK`` elements (in cache), on the
+    intra-op threads when there is enough work (at least one slice per thread then); at once off NumPy."""
+    if xp is not np or batch <= 1:
+        return [fn(slice(None))]
+    threads = batch * per_image >= _SPREAD
+    step = max(1, _CHUNK // max(per_image, 1))
+    if threads:
+        step = min(step, -(-batch // get_num_threads()))
+    return spread(fn, [slice(i, i + step) for i in range(0, batch, step)], threads)
+
+
+def _padded_buffer(xp, plan, dtype):
+    """Zeros (C, *padded spatial, B): what col2im adds columns into."""
     shape, pads = plan.shape, plan.pads
-    B, C = shape[:2]
-    n = len(plan.ksize)
-    buf = xp.zeros((C,) + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(shape[2:], pads)) + (B,), cols.dtype)
-    cols = cols.reshape((C,) + plan.ksize + plan.out + (B,))
+    return xp.zeros((shape[1],) + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(shape[2:], pads)) + shape[:1],
+                    dtype)
+
+
+def _add_columns(buf, cols, plan):
+    """Adds columns laid out (c, *kernel, *out, B) into ``buf`` (c, *padded, B) at each kernel position: with the
+    batch last, the strided adds run over contiguous (out[-1] * B) rows rather than short image rows."""
+    cols = cols.reshape(buf.shape[:1] + plan.ksize + plan.out + buf.shape[-1:])
     if cols.size:
         # one add per kernel position: the windows overlap, so no single view can take the sum
         for pos in itertools.product(*(range(k) for k in plan.ksize)):
             buf[(slice(None),) + plan.slices(pos)] += cols[(slice(None),) + pos]
+
+
+def _unpad(xp, buf, plan):
+    """(B, C, *spatial) from the padded buffer of col2im."""
+    shape, pads = plan.shape, plan.pads
     buf = buf[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(shape[2:], pads))]
-    return xp.ascontiguousarray(xp.moveaxis(buf, n + 1, 0))
+    return xp.ascontiguousarray(xp.moveaxis(buf, buf.ndim - 1, 0))
+
+
+def col2im(xp, cols, plan):
+    """The adjoint of im2col, from columns laid out (C, *kernel, *out, B) with the batch last. Returns
+    (B, C, *spatial)."""
+    buf = _padded_buffer(xp, plan, cols.dtype)
+    _add_columns(buf, cols, plan)
+    return _unpad(xp, buf, plan)
 
 
 class Conv(Function):
@@ -92,14 +133,29 @@ class Conv(Function):
     @staticmethod
     def forward(ctx, x, w, b, plan, groups):
         xp = ctx.xp
-        B, O = x.shape[0], w.shape[0]
-        cols = im2col(xp, x, plan, groups)
-        y = xp.matmul(w.reshape(groups, O // groups, cols.shape[2]), cols).reshape((B, O) + plan.out)
-        if b is not None:
-            y += b.reshape((O,) + (1,) * len(plan.out))
+        (B, C), O = x.shape[:2], w.shape[0]
+        K, L = C // groups * math.prod(plan.ksize), math.prod(plan.out)
+        wg = w.reshape(groups, O // groups, K)
+        y = xp.empty((B, O) + plan.out, xp.result_type(x, w))
+        keep = ctx.needs_input_grad[1] and B * C * math.prod(plan.ksize) * L * x.itemsize <= _KEEP_COLS
+        cols = xp.empty((B, groups, K, L), x.dtype) if keep else None
+        xpad = _pad(xp, x, plan.pads)
+        bias = None if b is None else b.reshape((O,) + (1,) * len(plan.out))
+
+        def run(sl):
+            v = plan.windows(xp, xpad[sl])  # (b, C, *kernel, *out)
+            if cols is None:
+                c = v.reshape(v.shape[0], groups, K, L)
+            else:
+                c = cols[sl]
+                c.reshape(v.shape)[...] = v
+            yc = y[sl]
+            xp.matmul(wg, c, out=yc.reshape(yc.shape[0], groups, O // groups, L))
+            if bias is not None:
+                yc += bias
+        _over_images(xp, run, B, groups * K * L)
         ctx.save_for_backward(x, w)
-        ctx.plan, ctx.groups = plan, groups
-        ctx.cols = cols if ctx.needs_input_grad[1] and cols.nbytes <= _KEEP_COLS else None
+        ctx.plan, ctx.groups, ctx.cols = plan, groups, cols
         return y
 
     @staticmethod
@@ -109,7 +165,12 @@ class Conv(Function):
         gx = ConvInput.apply(grad, w, plan=plan, groups=groups) if need[0] else None
         cols, ctx.cols = ctx.cols, None  # freed now; a second backward (retain_graph) recomputes them
         gw = ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=cols) if need[1] else None
-        gb = grad.sum((0,) + tuple(range(2, grad.ndim))) if need[2] else None
+        gb = None
+        if need[2]:
+            axes = (0,) + tuple(range(2, grad.ndim))
+            # on the array when no graph is recorded: a sum of a few hundred thousand elements is not worth waking
+            # the intra-op threads for
+            gb = grad.sum(axes) if STATE.enabled else Tensor._make(grad._data.sum(axes), grad.dtype, grad.device)
         return gx, gw, gb
 
 
@@ -120,14 +181,24 @@ class ConvInput(Function):
     @staticmethod
     def forward(ctx, g, w, plan, groups):
         xp = ctx.xp
-        O = g.shape[1]
-        K = w.shape[1] * math.prod(plan.ksize)
-        wt = w.reshape(groups, O // groups, K).transpose(0, 2, 1)  # (G, C/G * prod(k), O/G)
-        gt = xp.moveaxis(g, 0, -1).reshape(groups, O // groups, g.size // O)  # (G, O/G, prod(out) * B): one GEMM
-        cols = xp.matmul(wt, gt)
+        O, Cg, P = g.shape[1], w.shape[1], math.prod(plan.ksize)
+        wt = w.reshape(groups, O // groups, Cg * P).transpose(0, 2, 1)  # (G, C/G * prod(k), O/G)
+        gt = xp.moveaxis(g, 0, -1).reshape(groups, O // groups, g.size // O)  # (G, O/G, prod(out) * B)
+        buf = _padded_buffer(xp, plan, xp.result_type(g, w))
+        # pieces of input channels, one per thread if there is enough work (and their columns are not too large):
+        # each a GEMM of its columns, added into its own channels of buf
+        threads = xp is np and Cg * groups * P * gt.shape[2] >= _SPREAD_ADDS
+        per = max(1, _PIECE // max(P * gt.shape[2], 1))
+        per = min(per, -(-Cg // get_num_threads())) if threads else min(per, Cg)
+        pieces = [(k, c, min(c + per, Cg)) for k in range(groups) for c in range(0, Cg, per)]
+
+        def run(piece):
+            k, c0, c1 = piece
+            _add_columns(buf[k * Cg + c0:k * Cg + c1], xp.matmul(wt[k, c0 * P:c1 * P], gt[k]), plan)
+        spread(run, pieces, threads)
         ctx.save_for_backward(g, w)
         ctx.plan, ctx.groups = plan, groups
-        return col2im(xp, cols, plan)
+        return _unpad(xp, buf, plan)
 
     @staticmethod
     def backward(ctx, grad):
@@ -145,11 +216,14 @@ class ConvWeight(Function):
     @staticmethod
     def forward(ctx, x, g, plan, groups, cols=None):
         xp = ctx.xp
-        if cols is None:
-            cols = im2col(xp, x, plan, groups)
-        B, O = g.shape[:2]
-        gt = g.reshape(B, groups, O // groups, math.prod(plan.out)).transpose(0, 1, 3, 2)
-        gw = xp.matmul(cols, gt).sum(0).transpose(0, 2, 1)  # (G, O/G, C/G * prod(k))
+        (B, O), L = g.shape[:2], math.prod(plan.out)
+        gt = g.reshape(B, groups, O // groups, L).transpose(0, 1, 3, 2)
+
+        def run(sl):  # this chunk's share of the sum over images: (G, C/G * prod(k), O/G)
+            c = im2col(xp, x[sl], plan, groups) if cols is None else cols[sl]
+            return xp.matmul(c, gt[sl]).sum(0)
+        parts = _over_images(xp, run, B, x.shape[1] * math.prod(plan.ksize) * L)
+        gw = sum(parts[1:], parts[0]).transpose(0, 2, 1)  # (G, O/G, C/G * prod(k))
         ctx.save_for_backward(x, g)
         ctx.plan, ctx.groups = plan, groups
         return gw.reshape((O, x.shape[1] // groups) + plan.ksize)

@@ -3,11 +3,18 @@
 One ``Normalize`` serves layer_norm (trailing axes), batch_norm in training (all axes but the channels),
 instance_norm (the spatial axes) and group_norm (on an (N, G, -1) view); with ``center=False`` it is rms_norm.
 Its backward is one formula over arrays or Tensors alike: on raw arrays when no graph is being recorded (the
-common case, fast), on Tensors when ``create_graph`` asks for a differentiable gradient.
+common case, fast), on Tensors when ``create_graph`` asks for a differentiable gradient. Over trailing axes of a
+C-contiguous NumPy input (layer_norm, rms_norm) both directions run on blocks of rows, in cache and on the
+intra-op threads, and backward recomputes the normalized input from the saved statistics.
 """
+import math
+
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from ._blas import spread
 from .reduce import _quiet
 
 
@@ -43,13 +50,123 @@ def _contract(xp, a, b, keep):
     return out.reshape(tuple(s if i in keep else 1 for i, s in enumerate(a.shape)))
 
 
+_ROW_BLOCK = 1 << 17  # elements per block of rows
+_SPREAD = 1 << 19  # elements from which the blocks are spread over the intra-op threads
+
+
+def _on_row_blocks(run, m, n):
+    """``run((start, stop))`` over blocks of rows (on the intra-op threads if there are many): the results."""
+    step = max(1, _ROW_BLOCK // max(n, 1))
+    return spread(run, [(i, min(i + step, m)) for i in range(0, m, step)], m * n >= _SPREAD)
+
+
+def rows_forward(x, w, b, eps, center):
+    """Normalizes each row of the C-contiguous (M, N) array ``x`` (then ``* w + b``, each (N,) or None): returns
+    ``(y, mean, var)``, the statistics (M,) (``mean`` None without ``center``). Row sums are BLAS matrix-vector
+    products: 3x faster than NumPy's reductions of short rows."""
+    m, n = x.shape
+    y = np.empty_like(x)
+    mean = np.empty(m, x.dtype) if center else None
+    var = np.empty(m, x.dtype)
+    inv_n = np.full(n, 1 / n, x.dtype)
+
+    def run(rows):
+        i, j = rows
+        xr = x[i:j]
+        if center:
+            mu = xr @ inv_n
+            mean[i:j] = mu
+            xc = xr - mu[:, None]
+        else:
+            xc = xr
+        v = np.einsum("ij,ij->i", xc, xc)
+        v /= n
+        var[i:j] = v
+        v += eps
+        rstd = np.sqrt(v, out=v)
+        np.reciprocal(rstd, out=rstd)
+        out = y[i:j]
+        np.multiply(xc, rstd[:, None], out=out)
+        if w is not None:
+            out *= w
+        if b is not None:
+            out += b
+    _on_row_blocks(run, m, n)
+    return y, mean, var
+
+
+def rows_backward(g, x, w, mean, var, eps, need):
+    """Gradients ``(gx, gw, gb)`` (None where ``need`` is false) of ``rows_forward`` from the output gradient
+    ``g`` (M, N), the input ``x`` and the statistics it returned."""
+    m, n = x.shape
+    gx = np.empty_like(x) if need[0] else None
+    w_n = None if w is None else w / n
+
+    def run(rows):
+        i, j = rows
+        xr, gr = x[i:j], g[i:j]
+        rstd = var[i:j] + eps
+        np.sqrt(rstd, out=rstd)
+        np.reciprocal(rstd, out=rstd)
+        xhat = xr - mean[i:j, None] if mean is not None else xr.copy()
+        xhat *= rstd[:, None]
+        p = gr * xhat
+        ones = np.ones(j - i, x.dtype)
+        gw = ones @ p if need[1] else None
+        gb = ones @ gr if need[2] else None
+        if need[0]:
+            # gx = rstd (g w - xhat mean(g w xhat) - mean(g w)), the means over each row
+            a = p @ w_n if w is not None else np.add.reduce(p, axis=1) / n
+            out = gx[i:j]
+            if w is not None:
+                np.multiply(gr, w, out=out)
+            else:
+                out[...] = gr
+            np.multiply(xhat, a[:, None], out=p)
+            out -= p
+            if mean is not None:
+                out -= (gr @ w_n if w is not None else np.add.reduce(gr, axis=1) / n)[:, None]
+            out *= rstd[:, None]
+        return gw, gb
+    parts = _on_row_blocks(run, m, n)
+    gw = sum(p[0] for p in parts) if need[1] else None
+    gb = sum(p[1] for p in parts) if need[2] else None
+    return gx, gw, gb
+
+
+def _rows_fit(xp, x, w, b, axes):
+    """Whether the normalization runs on rows: trailing axes of a C-contiguous NumPy array, affine of their shape."""
+    k = len(axes)
+    if xp is not np or not k or not x.size or x.dtype.kind != "f" or not x.flags.c_contiguous:
+        return False
+    if axes != tuple(range(x.ndim - k, x.ndim)):
+        return False
+    return all(t is None or t.shape == x.shape[x.ndim - k:] for t in (w, b))
+
+
 class Normalize(Function):
     """Outputs ``(y, mean, var)`` (``(y, mean_square)`` without ``center``); only ``y`` is differentiable."""
     half_in_float32 = True
+    rows = None  # (N, mean, var) when forward ran on rows
 
     @staticmethod
     def forward(ctx, x, w, b, axes, eps, center=True):
         xp = ctx.xp
+        ctx.set_materialize_grads(False)
+        if _rows_fit(xp, x, w, b, axes):
+            n = math.prod(x.shape[axes[0]:])
+            flat = lambda t: None if t is None else t.reshape(n)
+            with _quiet(xp):
+                y, mean, var = rows_forward(x.reshape(-1, n), flat(w), flat(b), eps, center)
+            stat_shape = x.shape[:axes[0]] + (1,) * len(axes)
+            stats = (var.reshape(stat_shape),) if mean is None else (mean.reshape(stat_shape),
+                                                                     var.reshape(stat_shape))
+            ctx.mark_non_differentiable(*stats)
+            if ctx.needs_input_grad:
+                ctx.axes, ctx.eps, ctx.center, ctx.rows = axes, eps, center, (n, mean, var)
+                ctx.bshape = None if b is None else b.shape
+                ctx.save_for_backward(x, w)
+            return (y.reshape(x.shape),) + stats
         keep = tuple(i for i in range(x.ndim) if i not in axes)
         n = 1
         for i in axes:
@@ -73,7 +190,6 @@ class Normalize(Function):
             ctx.mean, ctx.rstd = mean, rstd
             ctx.xhat = xhat.copy() if y is xhat else xhat  # the output must not alias what backward reads
             ctx.save_for_backward(x, w)
-        ctx.set_materialize_grads(False)
         stats = (var,) if mean is None else (mean, var)
         ctx.mark_non_differentiable(*stats)
         return (y,) + stats
@@ -91,8 +207,18 @@ class Normalize(Function):
             rstd = ((xc * xc).mean(axes, keepdim=True) + ctx.eps).rsqrt()
             return _grads(g, x, w, mean, rstd, axes, ctx.bshape, need)
         xp = ctx.xp
-        xhat, rstd = ctx.xhat, ctx.rstd
         dt = g._data.dtype
+        wrap = lambda a: None if a is None else Tensor._make(a.astype(dt, copy=False), g.dtype, g.device)
+        if ctx.rows is not None:
+            n, mean, var = ctx.rows
+            wa = None if w is None else w._data.reshape(n).astype(var.dtype, copy=False)
+            ga = xp.ascontiguousarray(g._data, dtype=var.dtype).reshape(-1, n)
+            xa = x._data.astype(var.dtype, copy=False).reshape(-1, n)
+            with _quiet(xp):
+                gx, gw, gb = rows_backward(ga, xa, wa, mean, var, ctx.eps, need)
+            shaped = lambda a, shape: None if a is None else wrap(a.reshape(shape))
+            return shaped(gx, x.shape), shaped(gw, None if w is None else w.shape), shaped(gb, ctx.bshape)
+        xhat, rstd = ctx.xhat, ctx.rstd
         ga = g._data.astype(xhat.dtype, copy=False)
         wa = None if w is None else w._data.astype(xhat.dtype, copy=False)
         gx = gw = gb = None
@@ -110,5 +236,4 @@ class Normalize(Function):
                 if ctx.center:
                     gx -= gxhat.sum(axis=ctx.axes, keepdims=True) / ctx.n
                 gx *= rstd
-        wrap = lambda a: None if a is None else Tensor._make(a.astype(dt, copy=False), g.dtype, g.device)
         return wrap(gx), wrap(gw), wrap(gb)

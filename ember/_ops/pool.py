@@ -67,13 +67,18 @@ def max_windows(xp, x, plan):
     return cur, idx
 
 
-def _masked(g, mask):
-    """``where(mask, g, 0)`` by a bitwise and (exact, inf and NaN kept out, and ~10x faster than a where on an
-    unpredictable mask)."""
-    ints = {4: "int32", 8: "int64"}.get(g.dtype.itemsize)
-    if g.dtype.kind != "f" or ints is None:
-        return g * mask
-    return (g.view(ints) & -mask.astype(ints)).view(g.dtype)
+_INTS = {2: "int16", 4: "int32", 8: "int64"}
+
+
+def masked(g, mask, invert=False):
+    """``where(mask, g, 0)`` (``where(mask, 0, g)`` with ``invert``) by a bitwise and with the mask's bits: exact,
+    inf and NaN of ``g`` zeroed too, and ~10x faster than a where on an unpredictable mask."""
+    ints = _INTS.get(g.dtype.itemsize) if g.dtype.kind == "f" else None
+    if ints is None:
+        return g * (~mask if invert else mask)
+    m = mask.view("int8")
+    bits = m - m.dtype.type(1) if invert else -m  # all bits set where g is kept
+    return (g.view(ints) & bits).view(g.dtype)
 
 
 def _disjoint(plan):
@@ -129,9 +134,9 @@ class WindowScatter(Function):
         for p, pos in enumerate(_positions(plan)):
             view = gx[lead + plan.slices(pos)]
             if disjoint:
-                view[...] = _masked(g, arg == p)
+                view[...] = masked(g, arg == p)
             else:
-                view += _masked(g, arg == p)
+                view += masked(g, arg == p)
         return gx[_inner(shape, plan.pads)]
 
     @staticmethod

@@ -102,5 +102,6 @@ class Adam(Optimizer):
         xp.sqrt(exp_avg_sq, out=tmp)  # tmp is the denominator from here
         tmp /= bias_correction2_sqrt
         tmp += eps
-        xp.divide(exp_avg * -step_size, tmp, out=tmp)
+        xp.divide(exp_avg, tmp, out=tmp)
+        tmp *= -step_size
         param += tmp

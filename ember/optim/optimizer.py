@@ -14,6 +14,8 @@ import numpy as np
 
 from .. import _dtype
 from .._device import CPU, array_module
+from .._kernels import get_num_threads
+from .._ops._blas import spread
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules._hooks import RemovableHandle
@@ -225,6 +227,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        work = []
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p.grad
@@ -235,8 +238,10 @@ class Optimizer:
                     new = self._init_state(p, group)
                     if new is not None:  # optimizers without state (plain SGD) keep ``self.state`` empty
                         state = self.state[p] = new
-                self._update(p, grad, state, group)
-                p._vc[0] += 1  # an in-place write, as autograd sees it
+                work.append((p, grad, state, group))
+        _run_updates(self._update, work)
+        for p, *_ in work:
+            p._vc[0] += 1  # an in-place write, as autograd sees it
         return loss
 
     def _init_state(self, p, group):
@@ -357,6 +362,27 @@ class Optimizer:
 
 
 Optimizer.step = _with_hooks(Optimizer.step)
+
+
+_PARALLEL_MIN = 1 << 20  # elements of all the parameters below which one thread updates them all
+
+
+def _run_updates(update, work):
+    """``update(*item)`` for each item ``(p, grad, state, group)``; CPU parameters are spread over the intra-op
+    threads (each update touches its own parameter's arrays only, and NumPy releases the GIL in its loops)."""
+    threads = get_num_threads()
+    sizes = [item[0]._data.size for item in work]
+    if threads == 1 or len(work) < 2 or sum(sizes) < _PARALLEL_MIN or any(item[0].device is not CPU
+                                                                           for item in work):
+        for item in work:
+            update(*item)
+        return
+    buckets, loads = [[] for _ in range(threads)], [0] * threads
+    for i in sorted(range(len(work)), key=sizes.__getitem__, reverse=True):  # largest first, to the least loaded
+        k = loads.index(min(loads))
+        buckets[k].append(work[i])
+        loads[k] += sizes[i]
+    spread(lambda bucket: [update(*item) for item in bucket], buckets)
 
 
 def _xp(p):

@@ -1,8 +1,13 @@
 """Affine maps: linear (one fused op, the hot path of every MLP) and bilinear."""
+import numpy as np
+
 from ... import _dtype
+from ..._ops import _blas
 from ..._ops.matmul import matmul
 from ..._ops.reduce import sum as _sum
+from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.grad_mode import STATE
 
 __all__ = ["linear", "bilinear"]
 
@@ -18,7 +23,9 @@ class Linear(Function):
         ctx.save_for_backward(x, w)
         if x.ndim == 1:
             y = w @ x
-        else:  # one GEMM over all leading dimensions
+        elif ctx.xp is np:  # one GEMM over all leading dimensions
+            y = _blas.matmul(x.reshape(_prod(x.shape[:-1]), x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+        else:
             y = (x.reshape(_prod(x.shape[:-1]), x.shape[-1]) @ w.T).reshape(x.shape[:-1] + (w.shape[0],))
         if b is not None:
             y += b
@@ -27,6 +34,8 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
+        if x.ndim > 1 and not STATE.enabled and ctx.xp is np and x.dtype.is_floating_point:
+            return _backward_arrays(ctx, grad, x, w)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             gx = matmul(grad, w)
@@ -39,6 +48,20 @@ class Linear(Function):
         if ctx.needs_input_grad[2]:
             gb = _sum(grad, tuple(range(grad.ndim - 1))) if grad.ndim > 1 else grad
         return gx, gw, gb
+
+
+def _backward_arrays(ctx, grad, x, w):
+    """The backward on raw arrays (no graph to record): two GEMMs, threaded as ``_blas.matmul`` decides."""
+    need = ctx.needs_input_grad
+    work = np.result_type(grad._data.dtype, np.float32)  # half gradients computed in float32
+    n, k = _prod(x.shape[:-1]), x.shape[-1]
+    g = grad._data.astype(work, copy=False).reshape(n, w.shape[0])
+    wa = w._data.astype(work, copy=False)
+    gx = _blas.matmul(g, wa).reshape(x.shape) if need[0] else None
+    gw = _blas.matmul(g.T, x._data.astype(work, copy=False).reshape(n, k)) if need[1] else None
+    gb = np.add.reduce(g, axis=0) if need[2] else None
+    wrap = lambda a, t: None if a is None else Tensor._make(a.astype(t.dtype.np, copy=False), t.dtype, t.device)
+    return wrap(gx, x), wrap(gw, w), wrap(gb, grad)
 
 
 def _name(d):
