@@ -9,8 +9,9 @@ import numpy as np
 from .parallel import chunks, get_num_threads, parallel_map
 
 _ndarray = np.ndarray
-# Elements below which handing chunks to threads costs more than it saves (thread wake-up ~10-30 us).
-MIN_SIZE = 1 << 17
+# Elements below which handing chunks to threads costs more than it saves: waking them takes 10-30 us on an idle
+# machine but up to a millisecond on a busy one, where a step of many sub-millisecond ops then loses.
+MIN_SIZE = 1 << 20
 _ALIGN = 1024  # chunk starts in elements: 4-8 KiB apart
 _GRAIN = 1 << 15  # elements per chunk at least: each costs a few microseconds of Python
 _BLOCK = 1 << 15  # elements per block of a formula of several passes: its temporaries stay in the CPU cache

@@ -13,8 +13,9 @@ import numpy as np
 from .parallel import chunks, get_num_threads, parallel_map
 
 _ndarray = np.ndarray
-# Elements below which handing chunks to threads costs more than it saves (reductions read 1-2 bytes per cycle).
-MIN_SIZE = 1 << 18
+# Elements below which handing chunks to threads costs more than it saves (as for elementwise ops: waking the
+# threads can take a millisecond on a busy machine).
+MIN_SIZE = 1 << 20
 _ALIGN = 1024  # chunk starts of a flat split, in elements
 _GRAIN = 1 << 15  # elements per chunk at least: each costs a few microseconds of Python
 

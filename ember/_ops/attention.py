@@ -16,7 +16,7 @@ from .._kernels import get_num_threads
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ._blas import spread
+from .._kernels.blas import spread
 from .reduce import _quiet
 from .softmax import SoftmaxBackward
 

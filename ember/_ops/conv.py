@@ -17,15 +17,16 @@ from .._kernels import get_num_threads
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ._blas import spread
+from .._kernels.blas import spread
 
 # Columns of the weight gradient are kept from forward up to this size (bytes); larger ones are recomputed.
 _KEEP_COLS = 1 << 27
 _CHUNK = 1 << 18  # column elements per chunk of images
 _PIECE = 1 << 22  # column elements per piece of channels at most
-# Column elements from which the work is spread over the intra-op threads (several milliseconds of it); the
-# memory-bound adds of the input gradient gain only from larger sizes.
-_SPREAD, _SPREAD_ADDS = 1 << 21, 1 << 22
+# Column elements from which the work is spread over the intra-op threads: a LeNet-sized layer (batch 64, about
+# 1M column elements, a millisecond of work) already gains (bench/train.py lenet: 8.3 ms a step against 9-10 ms
+# with 2M/4M here).
+_SPREAD = _SPREAD_ADDS = 1 << 17
 
 
 def out_size(size, k, stride, dilation, lo, hi):

@@ -14,7 +14,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ._blas import spread
+from .._kernels.blas import spread
 from .reduce import _quiet
 
 

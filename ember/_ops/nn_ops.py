@@ -17,7 +17,7 @@ from .._device import special_module
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
-from ._blas import spread
+from .._kernels.elementwise import blockwise
 from .binary import _where
 from .pool import masked
 from .reduce import _quiet, _tname
@@ -34,31 +34,6 @@ def check_float(x, kernel):
     if x.dtype.kind in "biu":
         dt = _dtype.from_numpy_dtype(x.dtype)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(dt)}\'')
-
-
-_BLOCK = 1 << 17  # elements per block of a NumPy formula: its temporaries stay in the CPU (L2) cache
-_SPREAD = 1 << 20  # elements from which the blocks are spread over the intra-op threads
-
-
-def blockwise(xp, fn, *arrays, nout=1):
-    """Runs ``fn(*arrays, out=outs)``, an elementwise formula over same-shape arrays that writes its ``nout``
-    results into ``outs`` (new arrays of the arrays' result type), and returns ``outs`` (or its one array). On NumPy
-    the formula runs block by block, so that its many passes run in cache, the blocks spread over the intra-op
-    threads."""
-    shape = arrays[0].shape
-    dtype = xp.result_type(*arrays)
-    outs = tuple(xp.empty(shape, dtype) for _ in range(nout))
-    n = arrays[0].size
-    if xp is not np or n <= 2 * _BLOCK:
-        fn(*arrays, out=outs)
-        return outs if nout > 1 else outs[0]
-    flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
-    flat_outs = [o.reshape(-1) for o in outs]
-
-    def run(i):
-        fn(*(a[i:i + _BLOCK] for a in flat), out=tuple(o[i:i + _BLOCK] for o in flat_outs))
-    spread(run, range(0, n, _BLOCK), n >= _SPREAD)
-    return outs if nout > 1 else outs[0]
 
 
 class _Raw:

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._device import CPU, array_module
 from .._kernels import get_num_threads
-from .._ops._blas import spread
+from .._kernels.blas import spread
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules._hooks import RemovableHandle

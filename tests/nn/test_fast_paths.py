@@ -10,7 +10,8 @@ import scipy.special
 import torch
 
 import ember
-from ember._ops import _blas, attention, conv, nn_norm, nn_ops, pool
+from ember._kernels import blas as _blas, elementwise
+from ember._ops import attention, conv, nn_norm, nn_ops, pool
 
 from .torch_ref import close
 
@@ -23,10 +24,10 @@ def threads(request, monkeypatch):
     from ember.optim import optimizer
     before = ember.get_num_threads()
     ember.set_num_threads(request.param)
-    for mod, name in ((nn_ops, "_SPREAD"), (nn_norm, "_SPREAD"), (attention, "_SPREAD"), (conv, "_SPREAD"),
+    for mod, name in ((elementwise, "MIN_SIZE"), (nn_norm, "_SPREAD"), (attention, "_SPREAD"), (conv, "_SPREAD"),
                       (conv, "_SPREAD_ADDS"), (optimizer, "_PARALLEL_MIN"), (_blas, "LARGE")):
         monkeypatch.setattr(mod, name, 0)
-    monkeypatch.setattr(nn_ops, "_BLOCK", 4096)
+    monkeypatch.setattr(elementwise, "_BLOCK", 4096)
     monkeypatch.setattr(nn_norm, "_ROW_BLOCK", 2048)
     yield request.param
     ember.set_num_threads(before)
@@ -78,14 +79,14 @@ def test_gelu_large_vs_torch(threads, approximate):
 
 
 def test_blockwise_threads_give_the_same_bits(monkeypatch):
-    monkeypatch.setattr(nn_ops, "_BLOCK", 1000)
+    monkeypatch.setattr(elementwise, "_BLOCK", 1000)
     x = RNG.standard_normal(20_003).astype(np.float32)
     runs = []
     for n, spread in ((1, 1 << 40), (2, 0)):
-        monkeypatch.setattr(nn_ops, "_SPREAD", spread)
+        monkeypatch.setattr(elementwise, "MIN_SIZE", spread)
         ember.set_num_threads(n)
         try:
-            runs.append(nn_ops.blockwise(np, lambda a, out: nn_ops._gelu_f32(a, out), x, nout=2))
+            runs.append(elementwise.blockwise(np, lambda a, out: nn_ops._gelu_f32(a, out), x, nout=2))
         finally:
             ember.set_num_threads(2)
     runs.append((np.empty_like(x), np.empty_like(x)))

@@ -118,6 +118,6 @@ def test_lazy_linear():
     lazy.load_state_dict(tm.state_dict())
     assert lazy.weight.shape == (4, 6)
     np.testing.assert_allclose(lazy(ember.ones(1, 6)).detach().numpy(), tm(torch.ones(1, 6)).detach().numpy(),
-                               rtol=1e-6)
+                               rtol=1e-5, atol=1e-6)  # a sum of torch's random weights: near 0 at times
     opt_params = list(ember.nn.Sequential(ember.nn.LazyLinear(2)).parameters())
     assert len(opt_params) == 2

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ... import _dtype
-from ..._ops import _blas
+from ..._kernels import blas as _blas
 from ..._ops.matmul import matmul
 from ..._ops.reduce import sum as _sum
 from ..._tensor import Tensor

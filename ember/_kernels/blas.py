@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .._kernels import chunks, get_num_threads, parallel_map
+from .parallel import chunks, get_num_threads, parallel_map
 
 SMALL = 1 << 23  # multiply-adds below which a product runs on one BLAS thread (~0.1 ms)
 LARGE = 1 << 27  # multiply-adds from which a product always runs on the intra-op threads (~1 ms)
