@@ -14,7 +14,9 @@ _ndarray = np.ndarray
 MIN_SIZE = 1 << 20
 _ALIGN = 1024  # chunk starts in elements: 4-8 KiB apart
 _GRAIN = 1 << 15  # elements per chunk at least: each costs a few microseconds of Python
-_BLOCK = 1 << 15  # elements per block of a formula of several passes: its temporaries stay in the CPU cache
+_BLOCK = 1 << 17  # elements per block of a formula of several passes: its temporaries stay in the CPU (L2) cache,
+# and the blocks are long enough that threads running them rarely wait for each other (GELU on 2M elements: 6.6 ms
+# on 2 threads against 10.3 with blocks of 32K)
 
 
 def unary(fn, x):
