@@ -1,7 +1,6 @@
 """Malformed and hostile files for the safetensors, IDX and CIFAR readers: each raises a ValueError/RuntimeError-family
 error naming the file and what is wrong; nothing crashes, hangs, allocates what the file only declares, or runs code."""
 import gzip
-import io
 import json
 import os
 import pickle
