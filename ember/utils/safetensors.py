@@ -32,10 +32,16 @@ def _numpy(tensors):
     return out
 
 
+def _tensor(a, device):
+    """An array read from a file as a tensor on ``device`` (a copy if the array is read-only, as from bytes)."""
+    a = np.asarray(a)
+    return Tensor._make(a if a.flags.writeable else a.copy(), _dtype.from_numpy_dtype(a.dtype),
+                        _device("cpu")).to(device)
+
+
 def _tensors(arrays, device):
     d = _device(device)
-    return {k: Tensor._make(a if a.flags.writeable else a.copy(), _dtype.from_numpy_dtype(a.dtype),
-                            _device("cpu")).to(d) for k, a in arrays.items()}
+    return {k: _tensor(a, d) for k, a in arrays.items()}
 
 
 def save(tensors, metadata=None):
@@ -111,11 +117,7 @@ class safe_open:
         return self._file.metadata()
 
     def _wrap(self, a):
-        if self._numpy:
-            return a
-        a = np.asarray(a)
-        return Tensor._make(a if a.flags.writeable else a.copy(), _dtype.from_numpy_dtype(a.dtype),
-                            _device("cpu")).to(self._device)
+        return a if self._numpy else _tensor(a, self._device)
 
     def _check(self, name):
         if name not in self._keys:
