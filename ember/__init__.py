@@ -9,6 +9,7 @@ from ._tensor import Tensor, Size
 from ._tensor import is_tensor, is_floating_point, is_complex, is_nonzero, numel
 from ._print import set_printoptions
 from ._kernels.parallel import get_num_threads, set_num_threads
+from ._kernels import malloc as _malloc
 from ._creation import *  # noqa: F401,F403
 from . import _fill  # noqa: F401  (Tensor.fill_, zero_, copy_)
 from ._random import *  # noqa: F401,F403
@@ -40,6 +41,7 @@ from . import utils, datasets, transforms
 from .serialization import save, load
 
 __version__ = "0.1.0"
+_malloc.keep_freed_memory()
 
 
 def __getattr__(name):

@@ -17,6 +17,7 @@ from .._device import special_module
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
+from .._kernels import compiled
 from .._kernels.elementwise import blockwise
 from .binary import _where
 from .pool import masked
@@ -251,14 +252,23 @@ class ActGrad(Function):
         return dg, dx
 
 
-# 1 - Phi(x) = phi(x) * poly(1 / (1 / _P + x)) for x >= 0, to 7.5e-8 (Abramowitz & Stegun 26.2.17, with the
-# coefficients scaled to this form of the argument and by phi's constant 1 / sqrt(2 pi))
-_P = 0.2316419
-_B = tuple(c / _P ** (k + 1) * _INV_SQRT_2PI for k, c in
-           enumerate((0.319381530, -0.356563782, 1.781477937, -1.821255978, 1.330274429)))
+_P, _B = compiled.GELU_P, compiled.GELU_B  # 1 - Phi(|x|) = exp(-x^2 / 2) t poly(t), t = 1 / (|x| + 1 / _P)
 
 
 def _gelu_f32(x, out):
+    """Writes gelu of float32 ``x`` into ``out[0]`` (and its derivative into ``out[1]`` if given): three passes
+    with numba (``compiled.gelu_f32``), else the NumPy reference ``_gelu_f32_numpy``."""
+    half_square = compiled.kernel("half_square", x.size)
+    if half_square is None:
+        return _gelu_f32_numpy(x, out)
+    x = x.reshape(-1)
+    e = np.empty_like(x)
+    half_square(x, e)
+    np.exp(e, out=e)
+    compiled.kernel("gelu_f32_grad" if len(out) > 1 else "gelu_f32", x.size)(x, e, *(o.reshape(-1) for o in out))
+
+
+def _gelu_f32_numpy(x, out):
     """Writes gelu of float32 ``x`` into ``out[0]`` (and its derivative ``Phi(x) + x phi(x)`` into ``out[1]`` if
     given): ~25 in-place NumPy passes, the derivative sharing the value's terms; 4x faster than scipy.special's
     erf alone (which computes in float64). Absolute error below 5e-7 (torch's float32 gelu: 1.2e-6)."""

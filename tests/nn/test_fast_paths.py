@@ -10,7 +10,7 @@ import scipy.special
 import torch
 
 import ember
-from ember._kernels import blas as _blas, elementwise
+from ember._kernels import blas as _blas, compiled, elementwise
 from ember._ops import attention, conv, nn_norm, nn_ops, pool
 
 from .torch_ref import close
@@ -78,7 +78,11 @@ def test_gelu_large_vs_torch(threads, approximate):
               torch.nn.functional.gelu(torch.tensor(x), approximate=approximate))
 
 
-def test_blockwise_threads_give_the_same_bits(monkeypatch):
+@pytest.mark.parametrize("fused", [False, True], ids=["numpy", "numba"])
+def test_blockwise_threads_give_the_same_bits(monkeypatch, fused):
+    if fused:
+        pytest.importorskip("numba")
+    monkeypatch.setattr(compiled, "MIN_SIZE", 0 if fused else 1 << 40)
     monkeypatch.setattr(elementwise, "_BLOCK", 1000)
     x = RNG.standard_normal(20_003).astype(np.float32)
     runs = []

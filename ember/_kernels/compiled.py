@@ -1,0 +1,118 @@
+"""Fused CPU loops compiled by numba (installed with the ``numba`` extra) for formulas NumPy runs as many passes.
+
+``kernel(name, size)`` is the compiled loop, or None where numba is missing or the arrays are too small to be worth
+loading it (``MIN_SIZE``); the caller then runs its NumPy reference, which the tests compare each loop against.
+The loops release the GIL, so the callers run them on blocks spread over the intra-op threads. They are compiled
+for the dtypes they are first called with, once per machine (numba's cache), and keep NaN and inf semantics (no
+``nnan``/``ninf`` fast-math): only reassociation, contraction and reciprocals are allowed, so that sums vectorize.
+"""
+import math
+
+import numpy as np
+
+MIN_SIZE = 1 << 14  # elements below which the NumPy reference runs (and numba is not imported for it)
+_FLAGS = {"reassoc", "contract", "arcp", "nsz"}
+_compiled = {}
+
+
+def kernel(name, size):
+    """The compiled loop ``name`` (a function of this module, less its leading underscore), or None."""
+    if size < MIN_SIZE:
+        return None
+    fn = _compiled.get(name, False)
+    if fn is False:
+        try:
+            import numba
+        except ImportError:
+            fn = None
+        else:
+            fn = numba.njit(nogil=True, fastmath=_FLAGS, error_model="numpy", cache=True)(globals()["_" + name])
+        _compiled[name] = fn
+    return fn
+
+
+# -- GELU (float32) ---------------------------------------------------------------------------------------------------
+# 1 - Phi(|x|) = e * t * poly(t), t = 1 / (|x| + 1 / P), e = exp(-x^2 / 2), to 7.5e-8 (Abramowitz & Stegun
+# 26.2.17, its coefficients B scaled to this form and by 1 / sqrt(2 pi)); nn_ops._gelu_f32_numpy is the reference.
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+GELU_P = 0.2316419
+GELU_B = tuple(c / GELU_P ** (k + 1) * _INV_SQRT_2PI for k, c in
+               enumerate((0.319381530, -0.356563782, 1.781477937, -1.821255978, 1.330274429)))
+_B0, _B1, _B2, _B3, _B4 = (np.float32(c) for c in GELU_B)
+_INV_P, _S = np.float32(1 / GELU_P), np.float32(_INV_SQRT_2PI)
+_HALF = np.float32(0.5)
+
+
+def _half_square(x, out):
+    """``out = -x^2 / 2``."""
+    for i in range(x.size):
+        out[i] = -_HALF * x[i] * x[i]
+
+
+def _gelu_f32(x, e, y):
+    """``y = x Phi(x)`` from ``e = exp(-x^2 / 2)``."""
+    for i in range(x.size):
+        v = x[i]
+        t = np.float32(1) / (abs(v) + _INV_P)
+        h = _HALF - ((((_B4 * t + _B3) * t + _B2) * t + _B1) * t + _B0) * t * e[i]  # |Phi(x) - 1/2|
+        y[i] = v * (_HALF + (h if v >= 0 else -h))
+
+
+def _gelu_f32_grad(x, e, y, d):
+    """``y = x Phi(x)`` and ``d = Phi(x) + x phi(x)`` from ``e = exp(-x^2 / 2)``."""
+    for i in range(x.size):
+        v = x[i]
+        ei = e[i]
+        t = np.float32(1) / (abs(v) + _INV_P)
+        h = _HALF - ((((_B4 * t + _B3) * t + _B2) * t + _B1) * t + _B0) * t * ei
+        p = _HALF + (h if v >= 0 else -h)
+        y[i] = v * p
+        d[i] = p + v * ei * _S
+
+
+# -- layer norm / RMS norm over the rows of an (M, N) array -----------------------------------------------------------
+def _norm_rows(x, w, b, eps, center, y, mean, var):
+    """Normalizes each row of ``x`` into ``y`` (``* w + b``), writing each row's mean (if ``center``, else 0 is
+    used) and variance (its mean square without ``center``)."""
+    m, n = x.shape
+    for r in range(m):
+        mu = 0.0
+        if center:
+            for j in range(n):
+                mu += x[r, j]
+            mu /= n
+        s = 0.0
+        for j in range(n):
+            c = x[r, j] - mu
+            s += c * c
+        s /= n
+        mean[r] = mu
+        var[r] = s
+        rstd = 1 / math.sqrt(var[r] + eps)
+        for j in range(n):
+            y[r, j] = (x[r, j] - mu) * rstd * w[j] + b[j]
+
+
+def _norm_rows_grad(g, x, w, mean, var, eps, center, gx, gw, gb):
+    """The gradients of ``norm_rows``: writes ``gx`` (if it has rows) and adds the rows' ``g * xhat`` and ``g``
+    to the float64 ``gw`` and ``gb``."""
+    m, n = x.shape
+    want_x = gx.shape[0] == m
+    for r in range(m):
+        mu = mean[r]
+        rstd = 1 / math.sqrt(var[r] + eps)
+        a = 0.0
+        c = 0.0
+        for j in range(n):
+            xh = (x[r, j] - mu) * rstd
+            gxh = g[r, j] * w[j]
+            a += gxh * xh
+            c += gxh
+            gw[j] += g[r, j] * xh
+            gb[j] += g[r, j]
+        if want_x:
+            a /= n
+            c = c / n if center else 0.0
+            for j in range(n):
+                xh = (x[r, j] - mu) * rstd
+                gx[r, j] = (g[r, j] * w[j] - xh * a - c) * rstd

@@ -1,0 +1,130 @@
+"""The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows), the
+fallback to the references without numba, and the malloc thresholds set at import."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ember._kernels import compiled, malloc
+from ember._ops import nn_norm, nn_ops
+
+numba = pytest.importorskip("numba")
+RNG = np.random.default_rng(0)
+
+
+def _gelu_input(n):
+    x = (RNG.standard_normal(n) * 4).astype(np.float32)
+    x[:9] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 1e-40, -9.5]
+    return x
+
+
+@pytest.mark.parametrize("n", [compiled.MIN_SIZE, 100_003])
+@pytest.mark.parametrize("nout", [1, 2], ids=["value", "with_derivative"])
+def test_gelu_loop_matches_reference(n, nout):
+    x = _gelu_input(n)
+    fused, ref = [tuple(np.empty_like(x) for _ in range(nout)) for _ in range(2)]
+    with np.errstate(all="ignore"):
+        nn_ops._gelu_f32(x, fused)
+        nn_ops._gelu_f32_numpy(x, ref)
+    for a, b in zip(fused, ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = ~np.isnan(b)
+        np.testing.assert_allclose(a[ok], b[ok], rtol=2e-7, atol=5e-7)
+    assert fused[0][1] == np.inf and np.isnan(fused[0][2])  # inf * Phi(inf); -inf * 0
+
+
+def test_gelu_loop_takes_any_layout():
+    x = _gelu_input(2 * compiled.MIN_SIZE).reshape(2, -1)[:, ::2]  # strided, 2-D
+    out, ref = (np.empty(x.shape, np.float32),), (np.empty(x.shape, np.float32),)
+    with np.errstate(all="ignore"):
+        nn_ops._gelu_f32(x, out)
+        nn_ops._gelu_f32_numpy(x, ref)
+    np.testing.assert_allclose(out[0], ref[0], rtol=2e-7, atol=5e-7)
+
+
+def test_small_arrays_use_the_reference():
+    assert compiled.kernel("gelu_f32", compiled.MIN_SIZE - 1) is None
+    assert compiled.kernel("gelu_f32", compiled.MIN_SIZE) is not None
+
+
+def test_without_numba_the_references_run(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.setattr(compiled, "_compiled", {})
+    assert compiled.kernel("norm_rows", 1 << 20) is None
+    x = _gelu_input(1 << 15)
+    with np.errstate(all="ignore"):
+        out, ref = (np.empty_like(x),), (np.empty_like(x),)
+        nn_ops._gelu_f32(x, out)
+        nn_ops._gelu_f32_numpy(x, ref)
+    np.testing.assert_array_equal(out[0], ref[0])
+    x = RNG.standard_normal((200, 100)).astype(np.float32)
+    np.testing.assert_array_equal(nn_norm.rows_forward(x, None, None, 1e-5, True)[0],
+                                  nn_norm.rows_forward_numpy(x, None, None, 1e-5, True)[0])
+
+
+NORM_CASES = [((2048, 256), True, True), ((100, 301), True, False), ((64, 1000), False, True), ((17, 1), True, True),
+              ((1, 20_000), False, False)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,center,affine", NORM_CASES)
+def test_norm_rows_match_reference(monkeypatch, dtype, shape, center, affine):
+    monkeypatch.setattr(compiled, "MIN_SIZE", 0)
+    m, n = shape
+    x = (RNG.standard_normal(shape) * 3 + 2).astype(dtype)
+    w = RNG.standard_normal(n).astype(dtype) if affine else None
+    b = RNG.standard_normal(n).astype(dtype) if affine and center else None
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    got, ref = nn_norm.rows_forward(x, w, b, 1e-5, center), nn_norm.rows_forward_numpy(x, w, b, 1e-5, center)
+    for a, r in zip(got, ref):
+        assert (a is None) == (r is None)
+        if r is not None:
+            assert a.dtype == r.dtype and a.shape == r.shape
+            np.testing.assert_allclose(a, r, **tol)
+    g = RNG.standard_normal(shape).astype(dtype)
+    mean, var = ref[1], ref[2]
+    for need in [(True, affine, b is not None), (False, affine, b is not None), (True, False, False)]:
+        got = nn_norm.rows_backward(g, x, w, mean, var, 1e-5, need)
+        ref = nn_norm.rows_backward_numpy(g, x, w, mean, var, 1e-5, need)
+        for k, (a, r) in enumerate(zip(got, ref)):
+            assert (a is None) == (r is None) == (not need[k])
+            if r is not None:
+                assert a.dtype == r.dtype and a.shape == r.shape
+                np.testing.assert_allclose(a, r, rtol=tol["rtol"] * 10, atol=tol["atol"] * 10 * max(np.abs(r).max(), 1))
+
+
+def test_norm_rows_keep_nan_and_inf(monkeypatch):
+    monkeypatch.setattr(compiled, "MIN_SIZE", 0)
+    x = RNG.standard_normal((4, 50)).astype(np.float32)
+    x[1, 3], x[2, 7] = np.nan, np.inf
+    with np.errstate(all="ignore"):
+        y, mean, var = nn_norm.rows_forward(x, None, None, 1e-5, True)
+    assert np.isnan(y[1]).all() and np.isnan(y[2]).all()  # a NaN or inf spreads over its row, as in torch
+    assert np.isfinite(y[[0, 3]]).all()
+    assert np.isnan(mean[1]) and np.isinf(mean[2])
+
+
+# -- malloc --------------------------------------------------------------------------------------------------------
+def _fresh(code, *args, **env):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}, **env}
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                          check=True).stdout
+
+
+@pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else True, reason="glibc only")
+def test_malloc_thresholds_raised_unless_the_environment_sets_them():
+    code = "from ember._kernels import malloc; print(malloc.keep_freed_memory())"
+    assert _fresh(code).strip() == "True"
+    assert _fresh(code, MALLOC_TRIM_THRESHOLD_="1000000").strip() == "False"
+    assert _fresh(code, GLIBC_TUNABLES="glibc.malloc.mmap_threshold=65536").strip() == "False"
+    # four 8 MB arrays freed together are kept for the next four: no new page faults (glibc alone returns them to
+    # the OS, and then each array faults its 2048 pages in again)
+    code = ("import resource, sys, numpy as np\nif sys.argv[1] == 'ember': import ember\n"
+            "def step():\n    arrays = [np.ones(1 << 21, np.float32) for _ in range(4)]\n"
+            "step()\nbefore = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "for _ in range(10): step()\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)")
+    run = lambda which: int(_fresh(code, which))
+    assert run("ember") < 1000 < 5 * 2048 < run("numpy")
+    assert malloc.MMAP_THRESHOLD <= 32 << 20  # glibc rejects larger
