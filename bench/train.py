@@ -7,7 +7,10 @@ inputs, the same optimizer. Prints the time of one step (forward + backward + op
     python bench/train.py --threads 1      # both frameworks on one thread (steadier on a busy machine)
 
 Step times are measured in this process, alternating the two frameworks in short rounds and keeping the median, so
-load from other programs hits both alike. Peak memory is measured in a fresh child process per framework and case,
+load from other programs hits both alike. Each round first runs untimed steps for 0.1 s: after the other framework's
+turn, idle threads take a few milliseconds of steps to run at full speed again (on a virtual machine the first
+LeNet steps after a pause take up to 1.5x as long, for either framework), and a training loop runs its steps back to
+back. Peak memory is measured in a fresh child process per framework and case,
 which imports only that framework: "peak" is the whole process's high-water mark (VmHWM), "train" is that minus the
 resident size right after the import (what the model, its data and the training steps add).
 """
@@ -117,10 +120,13 @@ def compare_times(case, steps, rounds):
     per_round = max(1, steps // rounds)
     for _ in range(rounds):
         for name, fn in (("ember", e_step), ("torch", t_step)):
-            # let the other framework's idle worker threads stop spinning, and take one step untimed: on a small
-            # machine they otherwise steal the cores this one's threads need
+            # let the other framework's idle worker threads stop spinning (on a small machine they otherwise steal
+            # the cores this one's threads need), then warm this one's up
             time.sleep(0.2)
+            t0 = time.perf_counter()
             fn()
+            while time.perf_counter() - t0 < 0.1:
+                fn()
             t0 = time.perf_counter()
             for _ in range(per_round):
                 fn()

@@ -116,3 +116,22 @@ def _norm_rows_grad(g, x, w, mean, var, eps, center, gx, gw, gb):
             for j in range(n):
                 xh = (x[r, j] - mu) * rstd
                 gx[r, j] = (g[r, j] * w[j] - xh * a - c) * rstd
+
+
+# -- convolution columns (2-D) -----------------------------------------------------------------------------------------
+def _add_windows_2d(cols, kh, kw, sh, sw, dh, dw, oh, out):
+    """Adds the columns ``cols`` (C * kh * kw, oh * ow * B), batch last, into the padded images ``out``
+    (C, H, W, B) at their windows (col2im: the adjoint of copying each window out of the images)."""
+    c_, b_ = out.shape[0], out.shape[3]
+    ow = cols.shape[1] // (oh * b_)
+    for c in range(c_):
+        for i in range(kh):
+            for j in range(kw):
+                row = (c * kh + i) * kw + j
+                for oy in range(oh):
+                    iy = oy * sh + i * dh
+                    for ox in range(ow):
+                        ix = ox * sw + j * dw
+                        base = (oy * ow + ox) * b_
+                        for b in range(b_):
+                            out[c, iy, ix, b] += cols[row, base + b]

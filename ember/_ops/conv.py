@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._kernels import get_num_threads
+from .._kernels import compiled, get_num_threads
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE
@@ -79,8 +79,16 @@ def _pad(xp, x, pads):
 def im2col(xp, x, plan, groups):
     """(B, G, C/G * prod(kernel), prod(out)) columns of x (one GEMM per image then works in cache)."""
     B, C = x.shape[:2]
-    v = plan.windows(xp, _pad(xp, x, plan.pads))
-    return v.reshape(B, groups, C // groups * math.prod(plan.ksize), math.prod(plan.out))
+    cols = xp.empty((B, groups, C // groups * math.prod(plan.ksize), math.prod(plan.out)), x.dtype)
+    _fill_columns(xp, _pad(xp, x, plan.pads), plan, cols)
+    return cols
+
+
+def _fill_columns(xp, xpad, plan, cols):
+    """Writes the windows of the padded input ``xpad`` (B, C, *padded) into ``cols`` (B, G, C/G * prod(kernel),
+    prod(out)): one strided copy."""
+    v = plan.windows(xp, xpad)  # (B, C, *kernel, *out)
+    cols.reshape(v.shape)[...] = v
 
 
 def _over_images(xp, fn, batch, per_image):
@@ -102,9 +110,17 @@ def _padded_buffer(xp, plan, dtype):
                     dtype)
 
 
-def _add_columns(buf, cols, plan):
+def _add_columns(xp, buf, cols, plan):
     """Adds columns laid out (c, *kernel, *out, B) into ``buf`` (c, *padded, B) at each kernel position: with the
-    batch last, the strided adds run over contiguous (out[-1] * B) rows rather than short image rows."""
+    batch last, the strided adds run over contiguous (out[-1] * B) rows rather than short image rows. A numba loop
+    for 2-D windows (``compiled.add_windows_2d``), 3x faster."""
+    fused = None
+    if xp is np and len(plan.ksize) == 2 and cols.dtype in (np.float32, np.float64) and buf.dtype == cols.dtype:
+        fused = compiled.kernel("add_windows_2d", cols.size)
+    if fused is not None and buf.flags.c_contiguous:
+        c = np.ascontiguousarray(cols).reshape(buf.shape[0] * math.prod(plan.ksize), -1)
+        fused(c, *plan.ksize, *plan.stride, *plan.dilation, plan.out[0], buf)
+        return
     cols = cols.reshape(buf.shape[:1] + plan.ksize + plan.out + buf.shape[-1:])
     if cols.size:
         # one add per kernel position: the windows overlap, so no single view can take the sum
@@ -123,7 +139,7 @@ def col2im(xp, cols, plan):
     """The adjoint of im2col, from columns laid out (C, *kernel, *out, B) with the batch last. Returns
     (B, C, *spatial)."""
     buf = _padded_buffer(xp, plan, cols.dtype)
-    _add_columns(buf, cols, plan)
+    _add_columns(xp, buf, cols, plan)
     return _unpad(xp, buf, plan)
 
 
@@ -144,12 +160,9 @@ class Conv(Function):
         bias = None if b is None else b.reshape((O,) + (1,) * len(plan.out))
 
         def run(sl):
-            v = plan.windows(xp, xpad[sl])  # (b, C, *kernel, *out)
-            if cols is None:
-                c = v.reshape(v.shape[0], groups, K, L)
-            else:
-                c = cols[sl]
-                c.reshape(v.shape)[...] = v
+            xs = xpad[sl]
+            c = xp.empty((xs.shape[0], groups, K, L), x.dtype) if cols is None else cols[sl]
+            _fill_columns(xp, xs, plan, c)
             yc = y[sl]
             xp.matmul(wg, c, out=yc.reshape(yc.shape[0], groups, O // groups, L))
             if bias is not None:
@@ -195,7 +208,7 @@ class ConvInput(Function):
 
         def run(piece):
             k, c0, c1 = piece
-            _add_columns(buf[k * Cg + c0:k * Cg + c1], xp.matmul(wt[k, c0 * P:c1 * P], gt[k]), plan)
+            _add_columns(xp, buf[k * Cg + c0:k * Cg + c1], xp.matmul(wt[k, c0 * P:c1 * P], gt[k]), plan)
         spread(run, pieces, threads)
         ctx.save_for_backward(g, w)
         ctx.plan, ctx.groups = plan, groups

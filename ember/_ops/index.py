@@ -14,9 +14,11 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._device import CPU, array_module
 from .._tensor import Tensor, inplace, register, write_inplace, write_out
-from ..autograd.function import Function
+from ..autograd.function import Function, view_without_graph
 from ..autograd.grad_mode import STATE
 from .view import expand, reshape
+
+_ndarray = np.ndarray
 
 __all__ = ["index_put", "where", "nonzero", "argwhere", "masked_fill", "masked_select", "masked_scatter", "take",
            "put"]
@@ -297,8 +299,11 @@ _PLAIN = (int, type(None))
 def _getitem(self, key):
     t = type(key)
     if t is int:  # fast paths: x[i] and x[a:b:c] with Python ints
-        shape = self._data.shape
+        a = self._data
+        shape = a.shape
         if shape and -shape[0] <= key < shape[0]:
+            if a.__class__ is _ndarray and not (self._requires_grad and STATE.enabled):
+                return view_without_graph(BasicIndex, self, a[key, ...], key=(key,))
             return BasicIndex.apply(self, key=(key,))
     elif t is slice and self._data.ndim and type(key.start) in _PLAIN and type(key.stop) in _PLAIN and (
             key.step is None or type(key.step) is int and key.step > 0):

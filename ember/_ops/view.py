@@ -13,7 +13,7 @@ __all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as", "transpo
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
 from .._tensor import Tensor, register, wrap_dim
-from ..autograd.function import Function
+from ..autograd.function import Function, view_without_graph
 from ..autograd.grad_mode import STATE
 from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
                        restride, shape_arg, view_strides, writeable_view)
@@ -160,7 +160,12 @@ def _target_shape(sizes, numel):
 
 def reshape(input, *shape):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
-    return Reshape.apply(input, shape=_target_shape(shape, input._data.size))
+    a = input._data
+    shape = _target_shape(shape, a.size)
+    if a.__class__ is _ndarray and not (input._requires_grad and STATE.enabled) and (
+            a.flags.carray and 1 not in a.shape and a.size or is_plain(a)):  # as Reshape.forward's first case
+        return view_without_graph(Reshape, input, a.reshape(shape), shape=shape)
+    return Reshape.apply(input, shape=shape)
 
 
 def view(input, *shape):

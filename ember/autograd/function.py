@@ -409,6 +409,32 @@ def _mark_view(ctx, t, inputs, arrays, params):
     t._view_version = vc[0]
 
 
+def view_without_graph(cls, src, o, **params):
+    """The Tensor ``cls.apply(src, **params)`` returns when it records no graph and its forward gives ``o``, a NumPy
+    view of ``src``'s array: the hot path of reshape and basic indexing, built without a node (unless ``apply`` is
+    being traced: then it runs)."""
+    if getattr(cls.apply, "dispatches", None) is not cls:
+        return cls.apply(src, **params)
+    t = _new(Tensor)
+    t._data = o
+    t.dtype = src.dtype
+    t.device = src.device
+    t.grad = t.grad_fn = None
+    t._requires_grad = False
+    t._output_nr = 0
+    t._vc = vc = src._vc
+    link = ((cls, (), params),)
+    base = src._base
+    if base is None:
+        t._base = src
+        t._view_chain = link
+    else:
+        t._base = base
+        t._view_chain = (src._view_chain or ()) + link
+    t._view_version = vc[0]
+    return t
+
+
 def _pack_saved(ctx, inputs, arrays, raw_outs, outs):
     """Turns what forward passed to save_for_backward into entries ``(kind, obj, version_counter, version)``:
     kind 0 an input Tensor, 1 an output (rebuilt on use, so that a node does not hold its own output), 2 anything

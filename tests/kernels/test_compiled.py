@@ -1,14 +1,17 @@
-"""The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows), the
-fallback to the references without numba, and the malloc thresholds set at import."""
+"""The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows, col2im),
+the fallback to the references without numba, and the malloc thresholds set at import."""
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import torch
+
+import ember
 
 from ember._kernels import compiled, malloc
-from ember._ops import nn_norm, nn_ops
+from ember._ops import conv, nn_norm, nn_ops
 
 numba = pytest.importorskip("numba")
 RNG = np.random.default_rng(0)
@@ -104,6 +107,41 @@ def test_norm_rows_keep_nan_and_inf(monkeypatch):
     assert np.isnan(y[1]).all() and np.isnan(y[2]).all()  # a NaN or inf spreads over its row, as in torch
     assert np.isfinite(y[[0, 3]]).all()
     assert np.isnan(mean[1]) and np.isinf(mean[2])
+
+
+# -- col2im --------------------------------------------------------------------------------------------------------
+GEOMETRIES = [((4, 3, 12, 12), (5, 5), (1, 1), (1, 1), ((2, 2), (2, 2))),
+              ((3, 2, 15, 11), (3, 2), (2, 3), (1, 2), ((1, 0), (2, 1))),
+              ((2, 4, 9, 20), (2, 4), (1, 2), (3, 1), ((0, 0), (1, 3)))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+def test_add_windows_matches_reference(monkeypatch, dtype, geometry):
+    plan = conv.Plan(*geometry)
+    B, C = plan.shape[:2]
+    cols = RNG.standard_normal((C * int(np.prod(plan.ksize)), int(np.prod(plan.out)) * B)).astype(dtype)
+    results = []
+    for min_size in (0, 1 << 40):  # the numba loop, then the NumPy reference
+        monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
+        buf = conv._padded_buffer(np, plan, dtype)
+        conv._add_columns(np, buf, cols, plan)
+        results.append(buf)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
+    assert np.abs(results[1]).max() > 0
+
+
+def test_conv2d_input_gradient_vs_torch():
+    x = RNG.standard_normal((16, 6, 23, 19)).astype(np.float32)
+    w = RNG.standard_normal((8, 3, 4, 3)).astype(np.float32)
+    args = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+    xe, we = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ye, yt = ember.nn.functional.conv2d(xe, we, **args), torch.nn.functional.conv2d(xt, wt, **args)
+    g = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
+    assert g.size * 12 >= compiled.MIN_SIZE  # the columns of the input gradient take the numba loop
+    (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
+    np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-4, atol=1e-4)
 
 
 # -- malloc --------------------------------------------------------------------------------------------------------
