@@ -86,14 +86,20 @@ def spread(fn, items, threads=True):
 
 def matmul(a, b):
     """``a @ b`` of 2-D NumPy arrays: a large product cut into blocks of rows of ``a`` or columns of ``b`` (the
-    longer side, so that each block's packed operand stays small) on the intra-op threads, each on one BLAS thread;
-    a medium one on the BLAS's threads if the intra-op threads were idle of late, else on one, as a small one."""
+    longer side, so that each block's packed operand stays small), or into pieces of a long inner dimension whose
+    products are summed, on the intra-op threads, each on one BLAS thread; a medium one on the BLAS's threads if the
+    intra-op threads were idle of late, else on one, as a small one."""
     m, k = a.shape
     n = b.shape[1]
     threads, macs = get_num_threads(), m * k * n
     if threads == 1 or max(m, n) < 32 * threads or macs < LARGE:
         with one_thread(macs < SMALL or time.monotonic() - _last_pool_use < _RECENT):
             return a @ b
+    if k >= 2 * max(m, n):  # a long inner dimension (a weight gradient's tokens): products over pieces of it, summed
+        parts = spread(lambda r: a[:, r[0]:r[1]] @ b[r[0]:r[1]], chunks(k, threads, align=16))
+        for p in parts[1:]:
+            parts[0] += p
+        return parts[0]
     out = np.empty((m, n), np.result_type(a, b))
     if m >= n:
         part = lambda r: np.matmul(a[r[0]:r[1]], b, out=out[r[0]:r[1]])

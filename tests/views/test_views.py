@@ -99,6 +99,29 @@ def test_version_counter_is_shared():
     assert x.contiguous() is x and x.t().contiguous() is not x
 
 
+@pytest.mark.parametrize("make", [lambda x: x.reshape(12), lambda x: x[1], lambda x: x.reshape(2, 6)[1][2:][0]],
+                         ids=["reshape", "index", "chain"])
+def test_views_without_a_graph_are_views_like_recorded_ones(make):
+    """Reshape and integer indexing build views without a node when no graph is recorded: the same base, version
+    counter, view chain and values as through a node, and in-place writes still reach the base."""
+    x = ember.arange(12.0).reshape(3, 4).clone()
+    leaf = x.clone().requires_grad_()
+    fast = make(x)  # no input requires grad
+    with ember.no_grad():
+        fast_nograd = make(leaf)
+    recorded = make(leaf)
+    for v in (fast, fast_nograd):
+        assert not v.requires_grad and v.grad_fn is None
+        assert v._base is (x if v is fast else leaf) and v._vc is v._base._vc
+        assert [c[0] for c in v._view_chain] == [c[0] for c in recorded._view_chain]
+        np.testing.assert_array_equal(v.numpy(), recorded.detach().numpy())
+    fast.add_(100)
+    assert x._version == 1 and fast._version == 1
+    assert (x > 99).sum().item() == fast.numel()
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        make(leaf).mul_(2)  # recorded again once grad mode is on
+
+
 def test_modified_saved_tensor_raises():
     for lib in (torch, ember):
         x = lib.ones(2, 3, requires_grad=True)
