@@ -38,6 +38,32 @@ def test_gelu_loop_matches_reference(n, nout):
     assert fused[0][1] == np.inf and np.isnan(fused[0][2])  # inf * Phi(inf); -inf * 0
 
 
+def _spy(monkeypatch):
+    """The names of the loops that ``compiled.kernel`` hands out from now on."""
+    names, kernel = [], compiled.kernel
+
+    def spy(name, size):
+        fn = kernel(name, size)
+        if fn is not None:
+            names.append(name)
+        return fn
+    monkeypatch.setattr(compiled, "kernel", spy)
+    return names
+
+
+def test_gelu_op_with_the_loop_vs_torch(monkeypatch):
+    used = _spy(monkeypatch)
+    x = (RNG.standard_normal((4, 40_000)) * 3).astype(np.float32)  # blocks of 2 ** 17 elements: the numba loop
+    g = RNG.standard_normal(x.shape).astype(np.float32)
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ye, yt = ember.nn.functional.gelu(xe), torch.nn.functional.gelu(xt)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-6, atol=2e-6)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert "gelu_f32_grad" in used
+
+
 def test_gelu_loop_takes_any_layout():
     x = _gelu_input(2 * compiled.MIN_SIZE).reshape(2, -1)[:, ::2]  # strided, 2-D
     out, ref = (np.empty(x.shape, np.float32),), (np.empty(x.shape, np.float32),)
@@ -131,7 +157,7 @@ def test_add_windows_matches_reference(monkeypatch, dtype, geometry):
     assert np.abs(results[1]).max() > 0
 
 
-def test_conv2d_input_gradient_vs_torch():
+def test_conv2d_input_gradient_vs_torch(monkeypatch):
     x = RNG.standard_normal((16, 6, 23, 19)).astype(np.float32)
     w = RNG.standard_normal((8, 3, 4, 3)).astype(np.float32)
     args = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
@@ -139,9 +165,10 @@ def test_conv2d_input_gradient_vs_torch():
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     ye, yt = ember.nn.functional.conv2d(xe, we, **args), torch.nn.functional.conv2d(xt, wt, **args)
     g = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
-    assert g.size * 12 >= compiled.MIN_SIZE  # the columns of the input gradient take the numba loop
+    used = _spy(monkeypatch)
     (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
     np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-4, atol=1e-4)
+    assert "add_windows_2d" in used
 
 
 # -- malloc --------------------------------------------------------------------------------------------------------
