@@ -90,9 +90,10 @@ def _encode_tensor(t, path, tensors, names):
     return out
 
 
-def save(obj, f):
+def save(obj, f, pickle_module=None, pickle_protocol=None):
     """Saves ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain values, such as a ``state_dict`` or a
-    training checkpoint) to ``f``, a path or a binary file object, as a safetensors file.
+    training checkpoint) to ``f``, a path or a binary file object, as a safetensors file. ``pickle_module`` and
+    ``pickle_protocol`` are accepted for torch compatibility and unused: nothing is pickled.
 
     A path is written atomically: to a temporary file in the same folder, flushed to disk, then renamed over ``f``,
     so a save that fails leaves any previous file intact.
@@ -305,7 +306,7 @@ def _location(text):
     return text
 
 
-def load(f, map_location=None, *, weights_only=True, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None):
     """Loads an object saved with :func:`save` from ``f`` (a path or a binary file object).
 
     Also reads, without executing anything: safetensors files written by other programs (a dict of their tensors
@@ -318,6 +319,7 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
         map_location: where to put the tensors: None (the device each was saved from), a device or a string
             (all of them there), a dict mapping saved locations to new ones (``{'cuda:0': 'cpu'}``), or a callable
             ``fn(tensor, location)`` returning the tensor to use (or None for the default)
+        pickle_module: must be None: ember reads torch's pickles with its own restricted reader, never ``pickle``
         weights_only (bool): accepted for torch compatibility; ember never unpickles arbitrary objects, so
             loading is always as safe as torch's ``weights_only=True``
         mmap (bool, optional): map a path's file copy-on-write (the default, ``None``, and ``True``) so CPU tensors
@@ -330,6 +332,9 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
 
         >>> state = ember.load("checkpoint.safetensors", map_location="cpu")  # doctest: +SKIP
     """
+    if pickle_module is not None:
+        raise ValueError("ember.load reads only tensors and plain containers, with its own reader: pickle_module "
+                         f"must be None, got {pickle_module!r}")
     place = _placer(map_location)
     if isinstance(f, (str, bytes, os.PathLike)) and os.fsdecode(f).endswith(".json"):
         return _load_sharded(os.fsdecode(f), map_location, mmap)

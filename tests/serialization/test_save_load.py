@@ -286,3 +286,14 @@ def test_malformed_files_raise_value_error_naming_the_file(tmp_path):
         ember.load(p)
     with pytest.raises(FileNotFoundError):
         ember.load(tmp_path / "absent.safetensors")
+
+
+def test_torch_signatures(tmp_path):
+    """torch.save/torch.load's pickle arguments: accepted where they change nothing, refused where they would."""
+    import pickle
+    path = tmp_path / "m.safetensors"
+    t = ember.arange(4.0)
+    ember.save({"t": t}, path, pickle, 4)
+    assert ember.equal(ember.load(path, "cpu", None)["t"], t)
+    with pytest.raises(ValueError, match="pickle_module must be None"):
+        ember.load(path, "cpu", pickle)
