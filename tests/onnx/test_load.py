@@ -266,11 +266,23 @@ def test_small_cnn_graph_and_gradients():
     x = {"x": f32(2, 3, 8, 8)}
     loaded = compare(model(nodes, x, inits=inits), x)
     assert sorted(n for n, _ in loaded.named_parameters()) == sorted(inits)
+    # gradients against the same network written in torch
+    import torch
+    import torch.nn.functional as TF
+    t = {k: torch.tensor(v, requires_grad=k not in ("m", "v", "scales")) for k, v in inits.items()}
+    tx = torch.tensor(x["x"], requires_grad=True)
+    r1 = TF.relu(TF.batch_norm(TF.conv2d(tx, t["w1"], t["b1"], padding=1), t["m"], t["v"], t["s"], t["sh"]))
+    u1 = TF.interpolate(TF.max_pool2d(r1, 2), scale_factor=2, mode="bilinear", align_corners=False)
+    c2 = TF.conv2d(torch.cat([u1, r1], 1), t["w2"], stride=2)
+    ty = torch.softmax(TF.linear(c2.mean((2, 3)), t["fc"], t["fcb"]), 1)
     inp = ember.tensor(x["x"], requires_grad=True)
-    loaded(inp)[:, 0].sum().backward()
-    assert inp.grad is not None and float(inp.grad.abs().sum()) > 0
+    g = f32(2, 6)
+    loaded(inp).backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert_close(inp.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
     params = dict(loaded.named_parameters())
-    assert all(params[k].grad is not None for k in ("w1", "b1", "s", "sh", "w2", "fc", "fcb"))
+    for k in ("w1", "b1", "s", "sh", "w2", "fc", "fcb"):
+        assert_close(params[k].grad.numpy(), t[k].grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
 def test_exported_model_loads_with_its_state_dict_and_gradients():
