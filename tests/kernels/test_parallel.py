@@ -2,6 +2,7 @@
 import multiprocessing
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ def test_parallel_map_keeps_order(threads):
 
     def fn(i):
         seen.add(threading.get_ident())
+        time.sleep(0.002)  # long enough that no thread takes every item before the caller starts on one
         return i * i
     assert parallel_map(fn, range(10)) == [i * i for i in range(10)]
     assert parallel_map(fn, []) == []
