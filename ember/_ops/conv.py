@@ -176,9 +176,18 @@ class Conv(Function):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need, plan, groups = ctx.needs_input_grad, ctx.plan, ctx.groups
-        gx = ConvInput.apply(grad, w, plan=plan, groups=groups) if need[0] else None
         cols, ctx.cols = ctx.cols, None  # freed now; a second backward (retain_graph) recomputes them
-        gw = ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=cols) if need[1] else None
+        tasks = []
+        if need[0]:
+            tasks.append(lambda: ConvInput.apply(grad, w, plan=plan, groups=groups))
+        if need[1]:
+            tasks.append(lambda: ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=cols))
+        # with no graph to record, the two adjoints run side by side on the intra-op threads (each a millisecond
+        # or so of work: they hand over better than the pieces of one)
+        side_by_side = not STATE.enabled and ctx.xp is np and grad._data.size * w._data[0].size >= _SPREAD
+        done = spread(lambda task: task(), tasks, side_by_side)
+        gx = done.pop(0) if need[0] else None
+        gw = done.pop(0) if need[1] else None
         gb = None
         if need[2]:
             axes = (0,) + tuple(range(2, grad.ndim))
