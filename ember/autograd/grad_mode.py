@@ -3,17 +3,22 @@
 Each is a context manager and a decorator (of functions and of generator functions, whose body then runs in the
 mode between yields); no_grad, enable_grad and inference_mode also decorate bare (``@no_grad``).
 """
+import contextvars
 import functools
 import inspect
 import sys
 
+_ENABLED = contextvars.ContextVar("ember_grad_enabled", default=True)
+_INFERENCE = contextvars.ContextVar("ember_inference_mode", default=False)
+
 
 class _State:
-    __slots__ = ("enabled", "inference")
-
-    def __init__(self):
-        self.enabled = True
-        self.inference = False
+    """The mode, per thread as torch's: a new thread starts with gradients enabled, and one thread's switches do not
+    reach another's. Kept in context variables, so that work an op hands to the intra-op threads (which run it in
+    the caller's context) runs in the caller's mode."""
+    __slots__ = ()
+    enabled = property(lambda self: _ENABLED.get(), lambda self, on: _ENABLED.set(on))
+    inference = property(lambda self: _INFERENCE.get(), lambda self, on: _INFERENCE.set(on))
 
 
 STATE = _State()

@@ -1,4 +1,6 @@
-"""no_grad, enable_grad, set_grad_enabled, inference_mode: context managers, decorators, nesting."""
+"""no_grad, enable_grad, set_grad_enabled, inference_mode: context managers, decorators, nesting, per thread."""
+import threading
+
 import pytest
 import torch
 
@@ -118,3 +120,41 @@ def test_backward_inside_no_grad_still_computes_gradients():
             y.backward()
         return a.grad.tolist()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("m", LIBS)
+def test_grad_mode_is_per_thread(m):
+    """A thread's switch does not reach another thread, and a new thread starts with gradients enabled."""
+    x = m.ones(2, requires_grad=True)
+    inside, resume, seen = threading.Event(), threading.Event(), {}
+
+    def other():
+        with m.no_grad():
+            inside.set()
+            resume.wait()
+            seen["other"] = m.is_grad_enabled()
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait()
+    seen["main"], seen["main_records"] = m.is_grad_enabled(), (x * 2).requires_grad
+    with m.no_grad():
+        started = {}
+        t2 = threading.Thread(target=lambda: started.setdefault("new", m.is_grad_enabled()))
+        t2.start()
+        t2.join()
+    resume.set()
+    t.join()
+    assert seen == {"other": False, "main": True, "main_records": True} and started == {"new": True}
+
+
+def test_intra_op_threads_run_in_the_callers_mode():
+    from ember._kernels import parallel_map
+    before = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        with ember.no_grad():
+            assert parallel_map(lambda i: ember.is_grad_enabled(), range(8)) == [False] * 8
+        assert parallel_map(lambda i: ember.is_grad_enabled(), range(8)) == [True] * 8
+    finally:
+        ember.set_num_threads(before)
