@@ -39,6 +39,12 @@ from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, t
                             cosine_similarity, pdist, layer_norm)
 from . import utils, datasets, transforms
 from .serialization import save, load
+from . import amp, backends
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from ._compile import compile
+from ._settings import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
+                        use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                        is_deterministic_algorithms_warn_only_enabled)
 
 __version__ = "0.1.0"
 _malloc.keep_freed_memory()

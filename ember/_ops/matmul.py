@@ -4,7 +4,8 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
            "addbmm", "einsum", "tensordot", "kron", "trace", "chain_matmul"]
 import string
 
-from .. import _dtype
+from .. import _autocast, _dtype
+from .._autocast import lower_precision_inputs
 from .._device import array_module
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
@@ -130,6 +131,7 @@ def _prod(shape):
     return n
 
 
+@lower_precision_inputs
 def matmul(input, other, *, out=None):
     """Matrix product with torch's rules: 1-D operands are promoted to matrices and the added dimension removed;
     batch dimensions broadcast.
@@ -159,7 +161,8 @@ def _matmul_op(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
     sa, sb = self._data.shape, other._data.shape
-    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and self.dtype is other.dtype is not _dtype.bool:
+    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and self.dtype is other.dtype is not _dtype.bool and \
+            _autocast.ACTIVE.get() is None:
         return Matmul.apply(self, other)  # matmul's common case, one call less
     return matmul(self, other)
 
@@ -168,6 +171,7 @@ def _rmatmul(self, other):
     return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
+@lower_precision_inputs
 def mm(input, mat2, *, out=None):
     """Product of two matrices."""
     if input.ndim != 2:
@@ -191,6 +195,7 @@ def _check_bmm(b1, b2):
                            f"{b1.shape[2]}] but got: [{b2.shape[0]}, {b2.shape[1]}].")
 
 
+@lower_precision_inputs
 def bmm(input, mat2, *, out=None):
     """Batched product of matrices: ``(b, n, m) @ (b, m, p)``."""
     _check_bmm(input, mat2)
@@ -291,6 +296,7 @@ def _check_expandable(input, shape):
                                f"sizes: {list(input.shape)}")
 
 
+@lower_precision_inputs
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
     for name, t in (("mat1", mat1), ("mat2", mat2)):
@@ -338,6 +344,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
                                      reduce_batch=False), out)
 
 
+@lower_precision_inputs
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     _check_bmm(batch1, batch2)
@@ -347,6 +354,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return write_out(AddMatmul.apply(input, batch1, batch2, beta=beta, alpha=alpha, reduce_batch=False), out)
 
 
+@lower_precision_inputs
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_i batch1[i] @ batch2[i]``."""
     for name, t in (("batch1", batch1), ("batch2", batch2)):

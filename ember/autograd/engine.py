@@ -1,6 +1,7 @@
 """The backward pass: walks the recorded graph from the outputs in dependency order, freeing it as it goes."""
 import warnings
 
+from .. import _autocast
 from . import function as _fn
 from .function import ANOMALY
 from .grad_mode import STATE, no_grad
@@ -186,6 +187,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
 
     prev = STATE.enabled
     STATE.enabled = create_graph
+    autocast = _autocast.ACTIVE.set(None)  # backward ops run in forward's dtypes
     try:
         while ready:
             node = ready.pop()
@@ -231,6 +233,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
                 _accumulate(leaf, g, create_graph, taken)
     finally:
         STATE.enabled = prev
+        _autocast.ACTIVE.reset(autocast)
     if accumulate and targets is not None:
         for t, g in captured.values():
             if g is not None:

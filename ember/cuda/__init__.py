@@ -85,3 +85,11 @@ def get_rng_state_all():
 def set_rng_state_all(new_states):
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
+
+
+def __getattr__(name):
+    # ember.cuda.amp (torch's older spelling of ember.amp for CUDA), imported on first use
+    if name == "amp":
+        import importlib
+        return importlib.import_module(".amp", __name__)
+    raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")

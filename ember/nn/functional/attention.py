@@ -3,6 +3,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ..._autocast import lower_precision_inputs
 from ..._creation import empty, zeros
 from ..._ops.attention import ScaledDotProductAttention
 from ..._ops.matmul import _CPP, addmm, broadcast_shapes
@@ -71,6 +72,7 @@ def _attend(query, key, value, bias, dropout_p, is_causal, scale, safe):
     return out, weights if keep is None else weights * keep
 
 
+@lower_precision_inputs
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions.

@@ -1,5 +1,6 @@
 """Convolutions, transposed convolutions, and unfold/fold (im2col/col2im) with torch's argument checks."""
 from ... import _dtype
+from ..._autocast import lower_precision_inputs
 from ..._ops.conv import Col2im, Conv, ConvInput, Im2col, Plan, out_size
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
@@ -106,6 +107,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
     return y.squeeze(0) if unbatched else y
 
 
+@lower_precision_inputs
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) over (N, C_in, L) or (C_in, L) with a (C_out, C_in/groups, kL) weight.
 
@@ -119,6 +121,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@lower_precision_inputs
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over (N, C_in, H, W) or (C_in, H, W) with a (C_out, C_in/groups, kH, kW)
     weight.
@@ -133,6 +136,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@lower_precision_inputs
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) over (N, C_in, D, H, W) or (C_in, D, H, W).
 
@@ -186,6 +190,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return y.squeeze(0) if unbatched else y
 
 
+@lower_precision_inputs
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution ("deconvolution") with a (C_in, C_out/groups, kL) weight.
 
@@ -198,6 +203,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            "conv_transpose1d")
 
 
+@lower_precision_inputs
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution ("deconvolution") with a (C_in, C_out/groups, kH, kW) weight.
 
@@ -210,6 +216,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            "conv_transpose2d")
 
 
+@lower_precision_inputs
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-D transposed convolution ("deconvolution") with a (C_in, C_out/groups, kD, kH, kW) weight.
 

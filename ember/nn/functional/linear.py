@@ -2,6 +2,7 @@
 import numpy as np
 
 from ... import _dtype
+from ..._autocast import lower_precision_inputs
 from ..._kernels import blas as _blas
 from ..._ops.matmul import matmul
 from ..._ops.reduce import sum as _sum
@@ -68,6 +69,7 @@ def _name(d):
     return _CPP.get(d.name, d.name)
 
 
+@lower_precision_inputs
 def linear(input, weight, bias=None):
     """Applies ``y = x A^T + b``.
 

@@ -10,6 +10,7 @@ import math
 import warnings
 
 from ... import _dtype
+from ..._autocast import float32_inputs
 from ..._creation import arange, tensor
 from ..._device import array_module
 from ..._ops.binary import _where
@@ -116,6 +117,7 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
     return out.reshape(out_shape) if reduction == "none" else out
 
 
+@float32_inputs
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` and ``target``: class indices (``input`` ``(N, C, ...)``, ``target``
@@ -167,6 +169,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     return -prod.sum() / (input.numel() / c)
 
 
+@float32_inputs
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """The negative log likelihood of class-index ``target`` under log-probabilities ``input`` ``(N, C, ...)``:
     ``-weight[t] * input[t]``, averaged over the counted weights by default."""
@@ -175,6 +178,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 # -- binary ----------------------------------------------------------------------------------------------------------
+@float32_inputs
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """``-w * (t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x``, the logs clamped to >= -100."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -187,6 +191,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
+@float32_inputs
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Binary cross entropy of logits, computed stably: ``(1 - t) * x - (1 + (pos_weight - 1) * t) *
@@ -206,6 +211,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@float32_inputs
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL divergence ``target * (log(target) - input)`` for log-probabilities ``input``; ``log_target`` takes
     ``target`` as log-probabilities too. ``reduction='batchmean'`` divides the sum by the batch size."""
@@ -228,6 +234,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 # -- regression ------------------------------------------------------------------------------------------------------
+@float32_inputs
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean (or sum) absolute error ``|input - target|``, optionally weighted per element."""
     _check_size(input, target)
@@ -235,6 +242,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted((input - target).abs(), weight, input, reduction)
 
 
+@float32_inputs
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean (or sum) squared error ``(input - target) ** 2``, optionally weighted per element.
 
@@ -249,6 +257,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _weighted(d * d, weight, input, reduction)
 
 
+@float32_inputs
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 * d ** 2 / beta`` where ``|d| < beta``, ``|d| - 0.5 * beta`` elsewhere (``d = input - target``)."""
     _check_size(input, target)
@@ -262,6 +271,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(_where(z < beta, d * d * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
+@float32_inputs
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 * d ** 2`` where ``|d| < delta``, ``delta * (|d| - 0.5 * delta)`` elsewhere, optionally weighted."""
     _check_size(input, target)
@@ -274,6 +284,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _weighted(loss, weight, input, reduction, mean_by_weight=False)
 
 
+@float32_inputs
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
@@ -315,6 +326,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 # -- margins and embeddings ------------------------------------------------------------------------------------------
+@float32_inputs
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -335,6 +347,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@float32_inputs
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -344,6 +357,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@float32_inputs
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -360,6 +374,7 @@ def _as_batch(input):
     return (input.reshape(1, -1) if single else input), single
 
 
+@float32_inputs
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Multi-class hinge loss: ``sum_{j != y} max(0, margin - x[y] + x[j]) ** p / C`` (``weight[y]`` scales it)."""
@@ -392,6 +407,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@float32_inputs
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: ``sum_{j in targets, k not} max(0, 1 - (x[j] - x[k])) / C``, where ``target``
     lists class indices, ended by the first -1."""
@@ -415,6 +431,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss.reshape(()) if single else loss, reduction)
 
 
+@float32_inputs
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Per-class logistic loss ``-(t * logsigmoid(x) + (1 - t) * logsigmoid(-x))``, averaged over classes."""
     if size_average is not None or reduce is not None:
@@ -429,6 +446,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@float32_inputs
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))``, computed without overflow."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -443,6 +461,7 @@ def _check_triplet_dims(anchor, positive, negative):
                            f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
 
 
+@float32_inputs
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance; ``swap`` uses
@@ -480,6 +499,7 @@ def _lengths(x, like):
     return tensor(list(x) if isinstance(x, (list, tuple)) else x, dtype=_dtype.int64, device=like.device)
 
 
+@float32_inputs
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The Connectionist Temporal Classification loss: ``-log`` of the summed probability of every alignment of
     ``targets`` to ``log_probs`` ``(T, N, C)`` (log-softmaxed). ``targets`` are ``(N, S)`` padded, or the

@@ -1,0 +1,54 @@
+"""The autocast state the ops read, and the input casts of its two op lists (the user-facing switch is
+``ember.amp.autocast``).
+
+``ACTIVE`` is None outside autocast, else a mapping ``{device type: dtype}`` of the devices it is on for. It is a
+context variable, so that it is per thread (as torch's) and the intra-op threads see the caller's. The functions
+wrapped in ``lower_precision_inputs`` (matrix products, linear, convolutions, attention) get their floating tensor
+arguments cast to that dtype (float64 excepted, as torch); those wrapped in ``float32_inputs`` (the losses) get their
+float16 and bfloat16 arguments cast to float32. The casts are differentiable, and backward runs outside autocast:
+gradients flow back in the dtypes of forward.
+"""
+import contextvars
+import functools
+
+from . import _dtype
+
+ACTIVE = contextvars.ContextVar("ember_autocast", default=None)
+
+
+def _device_type(x):
+    return x.device.type if hasattr(x, "_data") else None
+
+
+def _to_lower(x):
+    target = ACTIVE.get().get(_device_type(x))
+    if target is not None and x.dtype.is_floating_point and x.dtype is not _dtype.float64 and x.dtype is not target:
+        return x.to(target)
+    return x
+
+
+def lower_precision_inputs(fn):
+    """``fn`` computing in autocast's lower-precision dtype: its floating tensor arguments (not ``out``) cast
+    down."""
+    @functools.wraps(fn)
+    def cast(*args, **kwargs):
+        if ACTIVE.get() is None:
+            return fn(*args, **kwargs)
+        return fn(*map(_to_lower, args), **{k: v if k == "out" else _to_lower(v) for k, v in kwargs.items()})
+    return cast
+
+
+def _to_float32(x):
+    if _device_type(x) in ACTIVE.get() and x.dtype in (_dtype.float16, _dtype.bfloat16):
+        return x.to(_dtype.float32)
+    return x
+
+
+def float32_inputs(fn):
+    """``fn`` (a loss) computing in float32 under autocast: its float16 and bfloat16 tensor arguments cast up."""
+    @functools.wraps(fn)
+    def cast(*args, **kwargs):
+        if ACTIVE.get() is None:
+            return fn(*args, **kwargs)
+        return fn(*map(_to_float32, args), **{k: _to_float32(v) for k, v in kwargs.items()})
+    return cast
