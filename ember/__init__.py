@@ -36,7 +36,7 @@ from . import linalg
 from . import random
 from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
-                            cosine_similarity, pdist, layer_norm)
+                            cosine_similarity, pdist, cdist, layer_norm)
 from . import utils, datasets, transforms
 from .serialization import save, load
 from . import amp, backends

@@ -13,7 +13,7 @@ from ._tensor import Tensor, write_out
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "scalar_tensor", "zeros", "ones", "empty",
            "full", "zeros_like", "ones_like", "empty_like", "full_like", "empty_strided", "arange", "range", "linspace",
-           "logspace", "eye"]
+           "logspace", "eye", "triu_indices", "tril_indices"]
 
 _range = range
 _PY_SCALARS = (bool, int, float, complex)
@@ -639,3 +639,35 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     with _on(dev):
         arr = array_module(dev).eye(n, n if m is None else m, dtype=dt.np)
     return _finish(arr, dt, dev, requires_grad, out)
+
+
+def _tri_indices(name, row, col, offset, dtype, device, upper):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt, dev = _factory(name, dtype, device, None)
+    xp = array_module(dev)
+    with _on(dev):
+        rows, cols = (xp.triu_indices if upper else xp.tril_indices)(row, offset, col)
+        arr = xp.stack([rows, cols]).astype(dt.np)
+    return _finish(arr, dt, dev, False, None)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the upper triangle (on and above diagonal ``offset``) of a ``row`` x ``col`` matrix,
+    row by row.
+
+    Example::
+
+        >>> ember.triu_indices(2, 3)
+        tensor([[0, 0, 0, 1, 1],
+                [0, 1, 2, 1, 2]])
+    """
+    return _tri_indices("triu_indices", row, col, offset, _dtype.int64 if dtype is None else dtype, device, True)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the lower triangle (on and below diagonal ``offset``) of a ``row`` x ``col`` matrix,
+    row by row."""
+    return _tri_indices("tril_indices", row, col, offset, _dtype.int64 if dtype is None else dtype, device, False)

@@ -17,6 +17,7 @@ from ._fill import write_values
 from ._device import CPU, array_module, device as _device_cls, normalize
 from ._tensor import Tensor, register
 from .autograd.function import Function
+from ._ops.view import broadcast_pair
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "fork_rng", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -349,18 +350,6 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(arr, dt, dev, requires_grad, out)
 
 
-def _broadcast_shape(a, b):
-    shape = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {max(len(a), len(b)) - i}")
-        shape.append(max(x, y) if x and y else 0)
-    return tuple(reversed(shape))
-
-
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Normal samples: ``normal(mean, std)`` with tensor (broadcast) or number arguments, at least one a tensor,
@@ -394,7 +383,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    shape = _broadcast_shape(mean.shape, std.shape) if mt and st else ref.shape
+    shape = broadcast_pair(mean.shape, std.shape) if mt and st else ref.shape
     work = _float_work(dt)
     z = _sampler(generator, dev).standard_normal(shape, work)
     m = mean._data.astype(work) if mt else mean

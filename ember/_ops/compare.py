@@ -3,7 +3,7 @@
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
            "isclose", "allclose", "equal", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "isreal", "signbit",
            "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"]
+           "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "isin"]
 from numbers import Number
 
 from .. import _dtype
@@ -112,6 +112,28 @@ def equal(input, other):
     if not isinstance(other, Tensor):
         raise TypeError(f"equal(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return input.shape == other.shape and bool(eq(input, other)._data.all())
+
+
+class IsIn(Function):
+    promote = True  # compared in the promoted dtype, as eq
+
+    @staticmethod
+    def forward(ctx, elements, test, invert):
+        return ctx.xp.isin(elements, test, invert=invert)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number); a bool tensor of
+    ``elements``' shape.
+
+    Example::
+
+        >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([2, 5]))
+        tensor([False,  True, False])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments: expected at least one Tensor")
+    return IsIn.apply(elements, test_elements, invert=invert)
 
 
 # -- predicates -----------------------------------------------------------------------------------------------------

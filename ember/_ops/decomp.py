@@ -13,7 +13,8 @@ from .._creation import zeros
 from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
-from .matmul import broadcast_shapes, constant, matmul, scalar_name, xp_of
+from .view import broadcast_pair
+from .matmul import constant, matmul, scalar_name, xp_of
 from .solve import (LinAlgError, check_float, check_matrix, inv, is_linalg_error, lapack_info, raise_first,
                     solve_triangular)
 from .view import reshape
@@ -483,7 +484,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if B.shape[-1 if vector else -2] != A.shape[-2]:
         raise RuntimeError(f"{op}: input.size(-2) should match other.size({-1 if vector else -2})")
     Bm = reshape(B, tuple(B.shape) + (1,)) if vector else B
-    broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    broadcast_pair(A.shape[:-2], Bm.shape[:-2])
     rtol = xp_of(A).finfo(A.dtype.np).eps * max(A.shape[-2:]) if rcond is None else rcond
     X, residuals, rank, sv = Lstsq.apply(A, Bm, rtol=rtol, driver=driver)
     return _LstsqT(reshape(X, tuple(X.shape[:-1])) if vector else X, residuals, rank, sv)

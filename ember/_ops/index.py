@@ -16,7 +16,7 @@ from .._device import CPU, array_module
 from .._tensor import Tensor, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, view_without_graph
 from ..autograd.grad_mode import STATE
-from .view import expand, reshape
+from .view import broadcast_pair, expand, reshape
 
 _ndarray = np.ndarray
 
@@ -433,7 +433,7 @@ def where(condition, input=None, other=None, *, out=None):
     shape = tuple(condition.shape)
     for t in (input, other):
         if isinstance(t, Tensor):
-            shape = _broadcast_shape(shape, tuple(t.shape))
+            shape = broadcast_pair(shape, tuple(t.shape))
     dt = _dtype.result_type(input, other)
     a = input.to(dt) if isinstance(input, Tensor) else input
     b = other.to(dt) if isinstance(other, Tensor) else other
@@ -467,18 +467,6 @@ _TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", 
                "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
-def _broadcast_shape(a, b):
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {max(len(a), len(b)) - i}")
-        out.append(y if x == 1 else x)
-    return tuple(out[::-1])
-
-
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or a 0-d tensor) where the boolean ``mask`` holds."""
     if mask.dtype is not _dtype.bool:
@@ -489,7 +477,7 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
         value = value.to(input.dtype)
-    _broadcast_shape(tuple(mask.shape), tuple(input.shape))
+    broadcast_pair(tuple(mask.shape), tuple(input.shape))
     return Where.apply(mask, value, input, dtype=input.dtype)
 
 
@@ -497,7 +485,7 @@ def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` holds (both broadcast), as a 1-D tensor."""
     if mask.dtype is not _dtype.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _broadcast_shape(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_pair(tuple(input.shape), tuple(mask.shape))
     if tuple(input.shape) != shape:
         input = expand(input, shape)
     m = mask._data if tuple(mask.shape) == shape else _xp(mask).broadcast_to(mask._data, shape)
@@ -541,7 +529,7 @@ def masked_scatter(input, mask, source):
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{_dtype.scalar_name(input.dtype)} and {_dtype.scalar_name(source.dtype)}")
-    shape = _broadcast_shape(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_pair(tuple(input.shape), tuple(mask.shape))
     if tuple(input.shape) != shape:
         input = expand(input, shape)
     if tuple(mask.shape) != shape:

@@ -11,7 +11,8 @@ from .decomp import __all__ as _decomp_all
 from .decomp import svdvals
 from .matmul import *  # noqa: F401,F403
 from .matmul import __all__ as _matmul_all
-from .matmul import broadcast_shapes, constant, einsum_labels, scalar_name, xp_of
+from .view import broadcast_pair
+from .matmul import constant, einsum_labels, scalar_name, xp_of
 from .solve import *  # noqa: F401,F403
 from .solve import __all__ as _solve_all
 from .reduce import vector_norm
@@ -100,7 +101,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
                            f"{other.shape[d]}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(other.dtype)}")
-    broadcast_shapes(input.shape, other.shape)
+    broadcast_pair(input.shape, other.shape)
     # cross(a, b)_k = eps_ijk a_i b_j, with eps the Levi-Civita symbol
     base = string.ascii_letters[:input.ndim]
     i, j, k = base[d], "Y", "Z"
@@ -115,7 +116,7 @@ def cross(input, other, dim=None, *, out=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        dim = next((i for i, s in enumerate(broadcast_shapes(input.shape, other.shape)) if s == 3), None)
+        dim = next((i for i, s in enumerate(broadcast_pair(input.shape, other.shape)) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim, out=out)

@@ -10,7 +10,7 @@ from .._device import array_module
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
 from .reduce import sum as _sum
-from .view import reshape
+from .view import broadcast_pair, reshape
 
 _SCALAR = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
            "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
@@ -36,19 +36,6 @@ def constant(arr, like):
 
 def xp_of(t):
     return array_module(t.device)
-
-
-def broadcast_shapes(a, b):
-    """The broadcast of two shapes, with torch's error."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i}")
-        out.append(y if x == 1 else x)
-    return tuple(out)
 
 
 # -- matmul ------------------------------------------------------------------------------------------------------
@@ -117,7 +104,7 @@ def _matmul_check(a, b):
             rows = _prod(sa[:-1])
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {_dims(sb)})")
         return
-    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    batch = broadcast_pair(sa[:-2], sb[:-2])
     if k != sb[-2]:
         n = _prod(batch)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {k}] but got: "

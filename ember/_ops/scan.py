@@ -1,6 +1,6 @@
-"""Cumulative ops along a dimension: cumsum, cumprod, cummax, cummin, logcumsumexp."""
+"""Cumulative ops along a dimension: cumsum, cumprod, cummax, cummin, logcumsumexp, and diff, their inverse."""
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff"]
 import ml_dtypes
 
 from .. import _dtype, return_types
@@ -8,6 +8,7 @@ from .._tensor import inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .order import SparseScatter, flat_index
 from .reduce import _cast, _quiet, _sum_dtype, _tname, numpy_aliases
+from .shape import cat
 
 _INT64 = _dtype.int64.np
 
@@ -215,4 +216,28 @@ def logcumsumexp(input, dim, *, out=None):
     return write_out(LogCumsumExp.apply(input, dim=wrap_dim(dim, input.ndim)), out)
 
 
-register(cumsum, cumprod, cummax, cummin, logcumsumexp, cumsum_=inplace(cumsum), cumprod_=inplace(cumprod))
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim``: ``out[i] = input[i + 1] - input[i]``, applied ``n`` times,
+    after ``prepend`` and ``append`` are concatenated to ``input`` along ``dim`` (bools: ``!=``).
+
+    Example::
+
+        >>> ember.diff(ember.tensor([1, 3, 6, 10]))
+        tensor([2, 3, 4])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        if x.shape[d] == 0:
+            break
+        a, b = x.narrow(d, 1, x.shape[d] - 1), x.narrow(d, 0, x.shape[d] - 1)
+        x = a != b if x.dtype is _dtype.bool else a - b
+    return x
+
+
+register(cumsum, cumprod, cummax, cummin, logcumsumexp, diff, cumsum_=inplace(cumsum), cumprod_=inplace(cumprod))

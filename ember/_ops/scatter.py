@@ -7,7 +7,8 @@ from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
-from .index import BasicIndex, Where, _broadcast_shape, _const, _xp, pad_to
+from .index import BasicIndex, Where, _const, _xp, pad_to
+from .view import broadcast_pair
 from .view import expand, reshape
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "index_select", "index_add",
@@ -289,7 +290,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     d = wrap_dim(dim, input.ndim)
     a, b = list(input.shape), list(indices.shape)
     a[d] = b[d] = 1
-    shape = list(_broadcast_shape(tuple(a), tuple(b)))
+    shape = list(broadcast_pair(tuple(a), tuple(b)))
     in_shape, idx_shape = shape[:d] + [input.shape[d]] + shape[d + 1:], shape[:d] + [indices.shape[d]] + shape[d + 1:]
     if list(input.shape) != in_shape:
         input = expand(input, in_shape)

@@ -12,7 +12,8 @@ from .._creation import zeros
 from .._tensor import register, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
-from .matmul import broadcast_shapes, constant, matmul, scalar_name, xp_of
+from .view import broadcast_pair
+from .matmul import constant, matmul, scalar_name, xp_of
 from .view import reshape
 
 _SlogdetT = structseq("linalg_slogdet", ("sign", "logabsdet"))
@@ -268,7 +269,7 @@ def solve(A, B, *, left=True, out=None):
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    broadcast_pair(A.shape[:-2], Bm.shape[:-2])
     X = Solve.apply(A, Bm) if left else Solve.apply(A.mT, Bm.mT).mT
     return write_out(reshape(X, tuple(X.shape[:-1])) if vector else X, out)
 
@@ -357,7 +358,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
                            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
-    broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    broadcast_pair(A.shape[:-2], B.shape[:-2])
     return write_out(SolveTriangular.apply(A, B, upper=upper, left=left, unitriangular=unitriangular), out)
 
 

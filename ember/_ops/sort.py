@@ -1,10 +1,11 @@
-"""Sorting and searching: sort/argsort/msort, topk, kthvalue, unique/unique_consecutive, searchsorted/bucketize.
+"""Sorting, searching and counting: sort/argsort/msort, topk, kthvalue, unique/unique_consecutive,
+searchsorted/bucketize, bincount/histc.
 
 Comparisons follow torch: NaN is larger than every number (last in ascending order, first in descending), and the
 order of equal elements is kept (a stable sort) wherever torch's CPU kernels keep it.
 """
 
-__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
+__all__ = ["bincount", "histc", "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
            "bucketize"]
 import math
 
@@ -262,3 +263,64 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 
 register(sort, argsort, msort, topk, kthvalue, unique, unique_consecutive)
+
+
+class BinCount(Function):
+    @staticmethod
+    def forward(ctx, x, weights, minlength):
+        xp = ctx.xp
+        n = max(int(x.max()) + 1 if x.size else 0, minlength)
+        if weights is None:
+            return xp.bincount(x, minlength=n).astype("int64")
+        dt = weights.dtype if weights.dtype.kind == "f" else xp.dtype("float64")
+        return xp.bincount(x, weights=weights.astype("float64"), minlength=n).astype(dt)
+
+
+def bincount(input, weights=None, minlength=0):
+    """How many times each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least ``minlength``
+    counts); with ``weights``, their sums per value (in the weights' float dtype, else float64).
+
+    Example::
+
+        >>> ember.bincount(ember.tensor([0, 1, 1, 3]))
+        tensor([1, 2, 0, 1])
+    """
+    if input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is _dtype.bool:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
+    if input.ndim != 1 or (input.numel() and bool((input < 0).any())):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    return BinCount.apply(input, weights, minlength=minlength)
+
+
+class Histc(Function):
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, bins, lo, hi):
+        xp = ctx.xp
+        if lo == hi and x.size:
+            lo, hi = float(x.min()), float(x.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        counts, _ = xp.histogram(x, bins=bins, range=(lo, hi))
+        ctx.mark_non_differentiable(counts)
+        return counts.astype(x.dtype)
+
+
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of ``input``: ``bins`` equal-width bins over [``min``, ``max``] (the data's range when both are
+    0); elements outside are ignored, the last bin includes ``max``."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
+    if bins <= 0:
+        raise RuntimeError("torch.histc: bins must be > 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return Histc.apply(input, bins=bins, lo=float(min), hi=float(max))
+
+
+register(bincount, histc)

@@ -8,11 +8,11 @@ import warnings
 
 import numpy as np
 
-__all__ = ["expand", "broadcast_to", "expand_as", "reshape", "view_as", "transpose", "swapaxes", "swapdims",
+__all__ = ["expand", "broadcast_to", "broadcast_shapes", "broadcast_tensors", "expand_as", "reshape", "view_as", "transpose", "swapaxes", "swapdims",
            "permute", "t", "adjoint", "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
-from .._tensor import Tensor, register, wrap_dim
+from .._tensor import Size, Tensor, register, wrap_dim
 from ..autograd.function import Function, view_without_graph
 from ..autograd.grad_mode import STATE
 from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
@@ -73,6 +73,47 @@ def expand(input, *sizes):
 def broadcast_to(input, size):
     """``input`` broadcast to ``size`` (a view, as :func:`expand`)."""
     return expand(input, size)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` (each a sequence of sizes, or an int) broadcast to, without any tensor.
+
+    Example::
+
+        >>> ember.broadcast_shapes((2, 1), (3,))
+        ember.Size([2, 3])
+    """
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    out = [1] * max(map(len, shapes), default=0)
+    for k, shape in enumerate(shapes):
+        for i in range(1, len(shape) + 1):
+            size = shape[-i]
+            if size != out[-i] and size != 1:
+                if out[-i] != 1:
+                    raise RuntimeError(f"Attempting to broadcast a dimension of length {size} at -{i}! Mismatching "
+                                       f"argument at index {k} had {shape}; but expected shape should be broadcastable "
+                                       f"to {out}")
+                out[-i] = size
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of ``tensors`` expanded to their common broadcast shape."""
+    shape = ()
+    for t in tensors:
+        shape = broadcast_pair(shape, tuple(t.shape))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def broadcast_pair(a, b):
+    """The broadcast of two shapes, with the error of torch's binary ops."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
 def expand_as(input, other):

@@ -302,7 +302,7 @@ def _slice(ctx, x, a, n):
 @op("Expand")
 def _expand(ctx, x, a, n):
     target = ints(x[1])
-    out = matmul.broadcast_shapes(tuple(x[0].shape), tuple(target))
+    out = view.broadcast_pair(tuple(x[0].shape), tuple(target))
     return view.expand(x[0], out)
 
 

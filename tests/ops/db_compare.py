@@ -24,6 +24,10 @@ def with_ties(dtype, rng, scalars=True):
         ([Sample((draw(3, 2), 1), name="scalar1"), Sample((draw(3, 2), 0.5), name="scalar0.5")] if scalars else [])
 
 
+def with_ties_first(dtype, rng):
+    return [Sample(s.args[:1], name=s.name) for s in tensors_with_ties(dtype, rng)]
+
+
 def tensors_with_ties(dtype, rng):  # for ops that torch defines on two tensors only
     return with_ties(dtype, rng, scalars=False)
 
@@ -109,4 +113,8 @@ OPS = [
        lambda d, rng: [Sample((np.array([1, -1, -128, 127]).astype(d), np.array([7, 8, 63, 64]).astype(d)))],
        INTS + ("int8", "uint8")),
     op("shift_grid", lambda m, a, b: a << b, grid([0, 1, 2, 3, 5]), INTS),
+    op("isin", lambda m, a, b, **k: m.isin(a, b, **k), lambda d, rng: [
+        Sample(s.args, {"invert": inv}, f"{s.name}-invert{inv}") for s in tensors_with_ties(d, rng)
+        for inv in (False, True)], FLOAT_ALL + INTS),
+    op("isin_scalar", lambda m, a: m.isin(a, 1), with_ties_first, FLOATS + INTS),
 ]

@@ -164,6 +164,16 @@ def cum_samples(values=make, **vkw):
     return samples
 
 
+def diff_samples(dtype, rng):
+    """diff of orders 0-3 along either dim, with prepend/append (the extra inputs come in as tensors)."""
+    x = np.asarray(make((3, 5), dtype, rng))
+    cases = [Sample((x,), {}, "n1"), Sample((x,), {"n": 2, "dim": 0}, "n2-dim0"), Sample((x,), {"n": 3}, "n3"),
+             Sample((x,), {"n": 0}, "n0"), Sample((np.asarray(make((4,), dtype, rng)),), {"n": 6}, "past-length")]
+    pre, post = np.asarray(make((3, 2), dtype, rng)), np.asarray(make((3, 1), dtype, rng))
+    cases.append(Sample((x, pre, post), {"dim": 1}, "prepend-append"))
+    return cases
+
+
 EMPTY_CASES = [("amax", {}), ("amax", {"dim": 0}), ("amax", {"dim": 1}), ("amin", {"dim": (0, 1)}), ("max", {}),
                ("max", {"dim": 0}), ("max", {"dim": 1}), ("min", {"dim": -2}), ("aminmax", {}), ("aminmax", {"dim": 0}),
                ("aminmax", {"dim": 1}), ("argmax", {}), ("argmin", {"dim": 0}), ("argmax", {"dim": 1}),
@@ -355,6 +365,8 @@ OPS = [
            fixed(([[-1e4, 0.0, 1e4, 1e4 - 1], [-INF, -INF, 1.0, 2.0]], {"dim": 1}),
                  ([[-INF, -INF, 1.0, INF, 2.0]], {"dim": 1})),
            FLOATS, gradcheck=False, category=R),
+    OpInfo("diff", lambda m, x, *extra, **kw: m.diff(x, prepend=extra[0] if extra else None,
+                                                     append=extra[1] if extra else None, **kw), diff_samples, NUM + ("bool",), category=R),
     # softmax family
     OpInfo("softmax", lambda m, x, **kw: m.softmax(x, **kw), softmax_samples, FLOAT_ONLY + INTS, category=R),
     OpInfo("softmax_method_dtype", lambda m, x, **kw: x.softmax(dtype=m.float64, **kw), softmax_samples,

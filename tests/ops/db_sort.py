@@ -99,6 +99,18 @@ def _nt(result):
     return (result.values, result.indices)
 
 
+def bincount_samples(dtype, rng):
+    x = rng.integers(0, 7, 20).astype(dtype)
+    return [Sample((x,), {}, "counts"), Sample((x,), {"minlength": 12}, "minlength"),
+            Sample((np.zeros(0, dtype),), {"minlength": 3}, "empty")]
+
+
+def histc_samples(dtype, rng):
+    x = np.asarray(make((50,), dtype, rng))
+    return [Sample((x,), {"bins": 7}, "data-range"), Sample((x,), {"bins": 5, "min": -1, "max": 2}, "range"),
+            Sample((np.full(4, 2.5, dtype),), {"bins": 3}, "constant")]
+
+
 OPS = [
     OpInfo("sort", lambda m, x, *a, **k: _nt(m.sort(x, *a, **k)), sort_samples, NUMBERS + ("bool",),
            category="sort"),
@@ -115,4 +127,10 @@ OPS = [
            search_samples, NUMBERS, grad=False, category="sort"),
     OpInfo("bucketize", lambda m, v, b, **k: m.bucketize(v, b, **k), bucketize_samples, NUMBERS, grad=False,
            category="sort"),
+    OpInfo("bincount", lambda m, x, *w, **k: m.bincount(x, *w, **k), bincount_samples, ("int32", "int64", "uint8"),
+           grad=False, noncontig=False, category="sort"),
+    OpInfo("bincount_weights", lambda m, w, **k: m.bincount(m.tensor([0, 2, 2, 5, 0, 1]), w, **k),
+           lambda d, rng: [Sample((np.asarray(make((6,), d, rng)),), {"minlength": 8})], FLOATS + ("int32",),
+           grad=False, noncontig=False, category="sort"),
+    OpInfo("histc", lambda m, x, **k: m.histc(x, **k), histc_samples, FLOATS, grad=False, category="sort"),
 ]

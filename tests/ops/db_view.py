@@ -83,6 +83,7 @@ OPS = [
     view_op("dsplit", lambda m, x, s: m.dsplit(x, s), [((1, 2, 4),), 2], [((1, 2, 4),), [3]]),
     view_op("unbind", lambda m, x, *d: m.unbind(x, *d), [((3, 2),)], [((3, 2),), -1], [((0, 2),), 1]),
     view_op("iter", lambda m, x: tuple(x), [((3, 2),)]),
+    view_op("broadcast_tensors", lambda m, *xs: m.broadcast_tensors(*xs), [((3, 1), (4,), (1, 1))], [((2,), ())]),
     view_op("contiguous", lambda m, x: x.t().contiguous(), [((3, 2),)], [((0, 2),)]),
     view_op("clone", lambda m, x: m.clone(x), [((3, 2),)], [((),)], [((0,),)]),
     view_op("clone_channels_last", lambda m, x: m.clone(x, memory_format=m.channels_last), [((2, 3, 2, 2),)]),

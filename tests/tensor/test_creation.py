@@ -339,3 +339,13 @@ def test_deprecated_range():
     assert_same(e, t)
     with pytest.warns(UserWarning):
         assert_same(ember.range(0, 1, 0.25), t2)
+
+
+@pytest.mark.parametrize("args", [(3, 4, 1), (3, 3, -1), (4, 2, 0), (0, 3, 0), (3, 5, -2), (5, 3, 2), (1, 1, 5)])
+def test_triangle_indices_like_torch(args):
+    for name in ("triu_indices", "tril_indices"):
+        e, t = getattr(ember, name)(*args), getattr(torch, name)(*args)
+        assert e.dtype == ember.int64 and e.tolist() == t.tolist(), name
+    assert ember.tril_indices(3, 3, dtype=ember.int32).dtype == ember.int32
+    with pytest.raises(RuntimeError, match="row must be non-negative"):
+        ember.triu_indices(-1, 3)

@@ -385,3 +385,15 @@ def test_random_inplace_through_view_chains_gradients_match_torch(chain):
         (y * y * lib.tensor(weight)).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def test_broadcast_shapes_like_torch():
+    for shapes in [((2, 1), (3,), 1), ((), (4, 1)), ((0, 1), (3,)), ()]:
+        assert tuple(ember.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
+    assert isinstance(ember.broadcast_shapes((2,), (1,)), ember.Size)
+    for shapes in [((2,), (3,)), ((2, 3), (4, 1, 2))]:
+        with pytest.raises(RuntimeError) as t:
+            torch.broadcast_shapes(*shapes)
+        with pytest.raises(RuntimeError) as e:
+            ember.broadcast_shapes(*shapes)
+        assert str(e.value) == str(t.value)

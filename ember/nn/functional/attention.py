@@ -6,7 +6,8 @@ from ... import _dtype
 from ..._autocast import lower_precision_inputs
 from ..._creation import empty, zeros
 from ..._ops.attention import ScaledDotProductAttention
-from ..._ops.matmul import _CPP, addmm, broadcast_shapes
+from ..._ops.matmul import _CPP, addmm
+from ..._ops.view import broadcast_pair
 from ..._ops.shape import cat
 from ..._tensor import Tensor
 
@@ -62,10 +63,10 @@ def _check_sdpa(query, key, value, attn_mask):
 
 def _attend(query, key, value, bias, dropout_p, is_causal, scale, safe):
     """The primitive's ``(output, weights after dropout)``."""
-    shape = broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2])) + (query.shape[-2], key.shape[-2])
-    if bias is not None and broadcast_shapes(shape, tuple(bias.shape)) != shape:  # the mask is added in place
+    shape = broadcast_pair(tuple(query.shape[:-2]), tuple(key.shape[:-2])) + (query.shape[-2], key.shape[-2])
+    if bias is not None and broadcast_pair(shape, tuple(bias.shape)) != shape:  # the mask is added in place
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
-                           f"{list(broadcast_shapes(shape, tuple(bias.shape)))}")
+                           f"{list(broadcast_pair(shape, tuple(bias.shape)))}")
     keep = _keep_mask(shape, dropout_p, query) if dropout_p > 0 else None
     out, weights = ScaledDotProductAttention.apply(query, key, value, bias, keep, scale=scale,
                                                    causal=bool(is_causal), safe=safe)

@@ -1,11 +1,10 @@
-"""Distances and similarities between vectors: pairwise_distance, pdist, cosine_similarity, normalize."""
+"""Distances and similarities between vectors: pairwise_distance, pdist, cdist, cosine_similarity, normalize."""
 
-__all__ = ["pairwise_distance", "pdist", "cosine_similarity", "normalize"]
+__all__ = ["pairwise_distance", "pdist", "cdist", "cosine_similarity", "normalize"]
 from ... import _dtype
 from ..._device import array_module
-from ..._ops.index import _broadcast_shape
 from ..._ops.reduce import _tname, vector_norm
-from ..._ops.view import broadcast_to
+from ..._ops.view import broadcast_pair, broadcast_to
 from ..._tensor import Tensor, write_out
 from ...autograd.grad_mode import no_grad
 
@@ -33,6 +32,28 @@ def pdist(input, p=2):
     return vector_norm(input[index(i)] - input[index(j)], p, 1)
 
 
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The ``p``-norm distance between each row of ``x1`` (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R),
+    batch dimensions broadcasting. Computed directly (``compute_mode`` is accepted for compatibility), so that
+    distances are exact; the gradient at a zero distance is zero, as torch's.
+
+    Example::
+
+        >>> ember.cdist(ember.tensor([[0., 0.]]), ember.tensor([[3., 4.], [0., 1.]]))
+        tensor([[5., 1.]])
+    """
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_tname(t.dtype)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``<x1, x2> / (max(|x1|, eps) * max(|x2|, eps))`` along ``dim`` (inputs broadcast together), computed as the
     inner product of the normalized vectors so that it stays within [-1, 1]."""
@@ -40,7 +61,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_tname(dt)}")
     x1, x2 = x1.to(dt), x2.to(dt)
-    shape = _broadcast_shape(tuple(x1.shape), tuple(x2.shape))
+    shape = broadcast_pair(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     n1, n2 = vector_norm(x1, 2, dim, True), vector_norm(x2, 2, dim, True)
     # The clamp changes the value only: the gradient flows as if unclamped, as torch's (a no-grad in-place clamp).
