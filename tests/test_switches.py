@@ -67,3 +67,11 @@ def test_compile_returns_the_same_computation():
         ember.compile(model, mode="default", options={"trace.enabled": True})
     with pytest.raises(TypeError, match="callable"):
         ember.compile(3)
+
+
+def test_module_compile_is_in_place_and_changes_nothing():
+    model = ember.nn.Linear(3, 2)
+    x = ember.randn(4, 3)
+    before = model(x)
+    assert model.compile(mode="reduce-overhead") is None  # as torch's: compiled in place
+    assert ember.equal(model(x), before)

@@ -466,6 +466,9 @@ class Module:
         """Kept for API compatibility; ember tensors need no shared-memory move."""
         return self
 
+    def compile(self, *args, **kwargs):
+        """Kept for API compatibility, as :func:`ember.compile`: ember runs eagerly, so the module is unchanged."""
+
     def _apply(self, fn, recurse=True):
         """Applies ``fn`` to every parameter, gradient and buffer. Parameters keep their identity: their data is
         replaced, so optimizers holding them stay valid."""
