@@ -39,7 +39,7 @@ from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, t
                             cosine_similarity, pdist, cdist, layer_norm)
 from . import utils, datasets, transforms
 from .serialization import save, load
-from . import amp, backends, testing
+from . import amp, backends, distributions, testing
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ._compile import compile
 from ._settings import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401

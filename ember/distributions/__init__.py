@@ -1,0 +1,32 @@
+"""``ember.distributions``: probability distributions with sampling, log-densities and KL divergences, as
+``torch.distributions``.
+
+Example::
+
+    >>> import ember.distributions as D
+    >>> p, q = D.Normal(0.0, 1.0), D.Normal(1.0, 2.0)
+    >>> round(D.kl_divergence(p, q).item(), 4)
+    0.4431
+"""
+from . import constraints
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .uniform import Uniform
+
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Distribution", "Exponential", "ExponentialFamily", "Gamma",
+           "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "Uniform", "constraints", "kl_divergence", "register_kl"]

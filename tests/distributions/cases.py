@@ -1,0 +1,127 @@
+"""The distributions under test, each built the same way from ember and torch (``M`` is ``ember.distributions`` or
+``torch.distributions``), on batched parameters and values that broadcast against them; and the helpers that
+compare ember's results with torch's."""
+import numpy as np
+import torch
+
+import ember
+import ember.distributions as D
+
+RNG = np.random.default_rng(0)
+TOL = {"float64": (1e-5, 1e-8), "float32": (1e-4, 1e-5)}
+
+
+def _pos(*shape, lo=0.5, hi=3.0):
+    return RNG.uniform(lo, hi, shape)
+
+
+def _real(*shape):
+    return RNG.standard_normal(shape)
+
+
+def _spd(*shape):
+    a = RNG.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _one_hot(idx, k):
+    return np.eye(k)[idx]
+
+
+class Case:
+    """A distribution: ``build(M, *params)``; ``params`` (NumPy arrays, differentiable where ``grad`` says);
+    ``value``, a point to score, broadcasting against the batch; ``cdf``/``icdf``/``entropy``: whether to compare
+    them."""
+
+    def __init__(self, name, build, params, value, grad=None, cdf=False, icdf=False, entropy=True):
+        self.name, self.build, self.params, self.value = name, build, params, value
+        self.grad = grad or [True] * len(params)
+        self.cdf, self.icdf, self.entropy = cdf, icdf, entropy
+        self.cdf_grad = slice(None)  # the parameters torch differentiates cdf in
+
+    def __repr__(self):
+        return self.name
+
+
+_MVN_LOC = _real(3, 4)
+_MVN_COV = _spd(3, 4, 4)
+_K = 5
+_CAT_IDX = RNG.integers(0, _K, (2, 3))
+
+CASES = [
+    Case("Normal", lambda M, loc, scale: M.Normal(loc, scale), [_real(3, 4), _pos(4)], _real(2, 1, 4),
+         cdf=True, icdf=True),
+    Case("Uniform", lambda M, low, high: M.Uniform(low, high), [RNG.uniform(-2, -1, (3, 4)), RNG.uniform(1, 2, 4)],
+         RNG.uniform(-0.9, 0.9, (2, 1, 4)), cdf=True, icdf=True),
+    Case("Laplace", lambda M, loc, scale: M.Laplace(loc, scale), [_real(3, 4), _pos(4)], _real(2, 1, 4),
+         cdf=True, icdf=True),
+    Case("Exponential", lambda M, rate: M.Exponential(rate), [_pos(3, 4)], _pos(2, 1, 4), cdf=True, icdf=True),
+    Case("Gamma", lambda M, c, r: M.Gamma(c, r), [_pos(3, 4, lo=0.3), _pos(4)], _pos(2, 1, 4, lo=0.1), cdf=True),
+    Case("Beta", lambda M, a, b: M.Beta(a, b), [_pos(3, 4, lo=0.3), _pos(4, lo=0.3)],
+         RNG.uniform(0.05, 0.95, (2, 1, 4))),
+    Case("LogNormal", lambda M, loc, scale: M.LogNormal(loc, scale), [_real(3, 4), _pos(4, lo=0.2, hi=1)],
+         _pos(2, 1, 4, lo=0.1), cdf=True, icdf=True),
+    Case("Poisson", lambda M, rate: M.Poisson(rate), [_pos(3, 4, hi=6)], RNG.integers(0, 8, (2, 1, 4)) * 1.0,
+         entropy=False),
+    Case("Bernoulli_probs", lambda M, p: M.Bernoulli(probs=p), [RNG.uniform(0.05, 0.95, (3, 4))],
+         RNG.integers(0, 2, (2, 1, 4)) * 1.0),
+    Case("Bernoulli_logits", lambda M, lg: M.Bernoulli(logits=lg), [_real(3, 4)], RNG.integers(0, 2, (2, 1, 4)) * 1.0),
+    Case("Binomial_probs", lambda M, p: M.Binomial(10, probs=p), [RNG.uniform(0.05, 0.95, (3, 4))],
+         RNG.integers(0, 11, (2, 1, 4)) * 1.0),
+    Case("Binomial_logits", lambda M, n, lg: M.Binomial(n, logits=lg), [RNG.integers(5, 15, (3, 1)) * 1.0,
+                                                                        _real(3, 4)],
+         RNG.integers(0, 5, (2, 1, 4)) * 1.0, grad=[False, True], entropy=False),
+    Case("Categorical_probs", lambda M, p: M.Categorical(probs=p), [_pos(3, _K)], _CAT_IDX),
+    Case("Categorical_logits", lambda M, lg: M.Categorical(logits=lg), [_real(3, _K)], _CAT_IDX),
+    Case("OneHotCategorical", lambda M, p: M.OneHotCategorical(probs=p), [_pos(3, _K)], _one_hot(_CAT_IDX, _K)),
+    Case("MultivariateNormal_cov", lambda M, loc, c: M.MultivariateNormal(loc, covariance_matrix=c),
+         [_MVN_LOC, _MVN_COV], _real(2, 1, 4)),
+    Case("MultivariateNormal_prec", lambda M, loc, p: M.MultivariateNormal(loc, precision_matrix=p),
+         [_MVN_LOC, _spd(4, 4)], _real(2, 3, 4)),
+    Case("MultivariateNormal_tril", lambda M, loc, L: M.MultivariateNormal(loc, scale_tril=L),
+         [_real(4), np.linalg.cholesky(_MVN_COV)], _real(2, 1, 4)),
+    Case("Independent", lambda M, loc, scale: M.Independent(M.Normal(loc, scale), 1), [_real(3, 4), _pos(4)],
+         _real(2, 1, 4)),
+]
+BY_NAME = {c.name: c for c in CASES}
+BY_NAME["Gamma"].cdf_grad = slice(1, None)  # torch has no derivative of gammainc in the shape
+
+
+def to_lib(a, lib, dtype, grad=False):
+    """A NumPy array as a ``lib`` tensor: floats in ``dtype``, integers as int64."""
+    if a.dtype.kind == "f":
+        t = lib.tensor(a, dtype=getattr(lib, dtype))
+        return t.requires_grad_(grad)
+    return lib.tensor(a)
+
+
+def build(case, lib, dtype):
+    """The case's distribution in ``lib`` and its parameters (those that require grad)."""
+    params = [to_lib(a, lib, dtype, g) for a, g in zip(case.params, case.grad)]
+    d = case.build(D if lib is ember else torch.distributions, *params)
+    return d, [p for p, g in zip(params, case.grad) if g]
+
+
+def as_np(t):
+    if isinstance(t, np.ndarray):
+        return t
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().cpu().numpy()
+
+
+def close(actual, expected, dtype, what="", scale=1):
+    rtol, atol = TOL[dtype]
+    a, e = as_np(actual), as_np(expected)
+    assert a.shape == e.shape, f"{what}: shape {a.shape} != torch's {e.shape}"
+    np.testing.assert_allclose(a, e, rtol=rtol * scale, atol=atol * scale, equal_nan=True, err_msg=what)
+
+
+def grads_close(ye, yt, pe, pt, dtype, what="", scale=10):
+    """Compares the gradients of ember's ``ye`` and torch's ``yt`` (same shapes) in their parameters under one
+    random output gradient."""
+    g = RNG.standard_normal(tuple(yt.shape))
+    ge = ember.autograd.grad(ye, pe, ember.tensor(g, dtype=ye.dtype), allow_unused=True)
+    gt = torch.autograd.grad(yt, pt, torch.tensor(g, dtype=yt.dtype), allow_unused=True)
+    for i, (a, b) in enumerate(zip(ge, gt)):
+        assert (a is None) == (b is None), f"{what}: gradient {i} present in only one library"
+        if a is not None:
+            close(a, b, dtype, f"{what}: gradient of parameter {i}", scale)

@@ -1,0 +1,21 @@
+"""The examples in the docstrings of ember.distributions run as written."""
+import doctest
+import importlib
+
+import pytest
+
+import ember
+import ember.distributions as D
+
+MODULES = ["ember.distributions"] + [f"ember.distributions.{m}" for m in (
+    "normal", "uniform", "bernoulli", "categorical", "one_hot_categorical", "multivariate_normal", "independent",
+    "beta", "gamma", "exponential", "laplace", "poisson", "binomial", "log_normal")]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    globs = {"ember": ember, "D": D, **{k: getattr(D, k) for k in D.__all__}}
+    result = doctest.testmod(module, globs=globs, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0
+    assert result.attempted > 0
