@@ -5,7 +5,7 @@ Forward passes run LAPACK through ``xp.linalg``; backward passes are torch's for
 ops, so they differentiate again.
 """
 
-__all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp"]
+__all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "orgqr"]
 import warnings
 
 from .. import _dtype
@@ -15,7 +15,7 @@ from ..autograd.function import Function
 from ..return_types import structseq
 from .view import broadcast_pair
 from .matmul import constant, matmul, scalar_name, xp_of
-from .solve import (LinAlgError, check_float, check_matrix, inv, is_linalg_error, lapack_info, raise_first,
+from .solve import (LinAlgError, _host, check_float, check_matrix, inv, is_linalg_error, lapack_info, raise_first,
                     solve_triangular)
 from .view import reshape
 
@@ -26,6 +26,9 @@ _EighT = structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _SvdT = structseq("linalg_svd", ("U", "S", "Vh"))
 _LegacySvdT = structseq("svd", ("U", "S", "V"))
 _LstsqT = structseq("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+_LuFactorT = structseq("linalg_lu_factor", ("LU", "pivots"))
+_LuFactorExT = structseq("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_LuT = structseq("linalg_lu", ("P", "L", "U"))
 
 
 def _scipy_linalg(xp):
@@ -332,6 +335,180 @@ def svd(input, some=True, compute_uv=True):
     return _LegacySvdT(U, S, Vh.mT)
 
 
+# -- LU ----------------------------------------------------------------------------------------------------------
+def _getrf(xp, a):
+    """LAPACK's ``getrf`` of each matrix of ``a``, on the host: the packed factors, 1-based int32 pivots, ``info``
+    and the row permutation ``perm`` (``A[perm] = L U``)."""
+    import numpy as np
+    import scipy.linalg
+    h = a if xp.__name__ == "numpy" else a.get()
+    m, n = h.shape[-2:]
+    k = min(m, n)
+    flat = h.reshape((-1, m, n))
+    lus, pivs = np.empty_like(flat), np.empty((len(flat), k), np.int32)
+    infos, perms = np.zeros(len(flat), np.int32), np.tile(np.arange(m), (len(flat), 1))
+    if m and n:
+        getrf = scipy.linalg.get_lapack_funcs("getrf", (flat,))
+        for i, mat in enumerate(flat):
+            lus[i], piv, infos[i] = getrf(mat)
+            pivs[i] = piv + 1
+            for j, q in enumerate(piv):
+                perms[i, [j, q]] = perms[i, [q, j]]
+    batch = h.shape[:-2]
+    return (xp.asarray(lus.reshape(h.shape)), xp.asarray(pivs.reshape(batch + (k,))),
+            xp.asarray(infos.reshape(batch)), perms.reshape(batch + (m,)))
+
+
+def _perm_matrix(xp, perm, dtype):
+    """``P`` with ``A = P L U`` from the permutation ``A[perm] = L U``."""
+    import numpy as np
+    m = perm.shape[-1]
+    P = np.zeros(perm.shape + (m,), dtype)
+    np.put_along_axis(P, perm[..., None], 1, -1)
+    return xp.asarray(np.swapaxes(P, -1, -2))
+
+
+def _pivots_matrix(xp, pivots, dtype, m):
+    """``P`` (``A = P L U``) from 1-based LAPACK ``pivots`` (an array)."""
+    import numpy as np
+    piv = _host(pivots) - 1
+    perm = np.tile(np.arange(m), piv.shape[:-1] + (1,))
+    flat, fp = perm.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    for i in range(len(flat)):
+        for j, q in enumerate(fp[i]):
+            flat[i, [j, q]] = flat[i, [q, j]]
+    return _perm_matrix(xp, flat.reshape(perm.shape), dtype)
+
+
+class Lu(Function):
+    """``(P, L, U, LU, pivots, info)`` of ``A = P L U``; only ``L`` and ``U`` carry gradients."""
+
+    @staticmethod
+    def forward(ctx, A):
+        xp = ctx.xp
+        LU, pivots, info, perm = _getrf(xp, A)
+        m, n = A.shape[-2:]
+        k = min(m, n)
+        L = xp.tril(LU[..., :, :k], -1) + xp.eye(m, k, dtype=A.dtype)
+        U = xp.triu(LU[..., :k, :])
+        P = _perm_matrix(xp, perm, A.dtype)
+        ctx.mark_non_differentiable(P, LU, pivots, info)
+        ctx.save_for_backward(P, L, U)
+        return P, L, U, LU, pivots, info
+
+    @staticmethod
+    def backward(ctx, gP, gL, gU, gLU, gpiv, ginfo):
+        P, L, U = ctx.saved_tensors
+        return _lu_backward(gL, gU, P, L, U)
+
+
+def _lu_backward(gL, gU, P, L, U):
+    """torch's ``linalg_lu_backward`` (real case) for ``A = P L U``."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m == n:
+        gA = matmul(L.mT, gL).tril(-1) + matmul(gU, U.mT).triu()
+        gA = solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+    elif m < n:
+        U1 = U.narrow(-1, 0, k)
+        gA = (matmul(L.mT, gL) - matmul(gU.triu(), U.mT)).tril(-1)
+        gA = solve_triangular(U1.mT, gA, upper=False, left=False)
+        gA = _place(gA + gU.narrow(-1, 0, k).triu(), k, n) + _place(gU.narrow(-1, k, n - k), k, n, 0, k)
+        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+    else:
+        L1 = L.narrow(-2, 0, k)
+        gA = (matmul(gU, U.mT) - matmul(L.mT, gL.tril(-1))).triu()
+        gA = solve_triangular(L1.mT, gA, upper=True, unitriangular=True)
+        gA = _place(gA + gL.narrow(-2, 0, k).tril(-1), m, k) + _place(gL.narrow(-2, k, m - k), m, k, k, 0)
+        gA = solve_triangular(U.mT, gA, upper=False, left=False)
+    return matmul(P, gA)
+
+
+def _lu(A, pivot, op):
+    if A.ndim < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} "
+                           "instead")
+    check_float(A, op, "lu_cpu")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return Lu.apply(A)
+
+
+def _raise_zero_pivot(info, op):
+    raise_first(_host(info._data), lambda b, i: f"{op}: {b}U[{i},{i}] is zero and using it on lu_solve would "
+                                                "result in a division by zero. If you still want to perform the "
+                                                "factorization, consider calling linalg.lu(A, pivot) or "
+                                                "linalg.lu_factor_ex(A, pivot)")
+
+
+def _packed(L, U):
+    """``LU``: the strict lower triangle of ``L`` and the upper triangle of ``U`` in one ``(*, m, n)`` matrix."""
+    m, n = L.shape[-2], U.shape[-1]
+    return _place(L.tril(-1), m, n) + _place(U, m, n)
+
+
+def lu(A, *, pivot=True):
+    """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation, ``L`` unit lower and ``U`` upper triangular (or
+    trapezoidal for rectangular ``A``)."""
+    P, L, U = _lu(A, pivot, "linalg.lu")[:3]
+    return _LuT(P, L, U)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """``(LU, pivots, info)``: the packed LU factors, 1-based row swaps, and LAPACK's ``info`` (0, or the 1-based
+    index of the first zero on the diagonal of ``U``)."""
+    P, L, U, LU, pivots, info = _lu(A, pivot, "linalg.lu_factor_ex")
+    if check_errors:
+        _raise_zero_pivot(info, "torch.linalg.lu_factor_ex")
+    return _LuFactorExT(_packed(L, U) if L.requires_grad or U.requires_grad else LU, pivots, info)
+
+
+def lu_factor(A, *, pivot=True):
+    """``(LU, pivots)``: the packed LU factors of ``A`` and the 1-based row swaps, as LAPACK's ``getrf``; raises
+    for exactly singular matrices (see ``lu_factor_ex``).
+
+    Example::
+
+        >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]]))
+        >>> pivots
+        tensor([2, 2], dtype=ember.int32)
+    """
+    P, L, U, LU, pivots, info = _lu(A, pivot, "linalg.lu_factor")
+    _raise_zero_pivot(info, "torch.linalg.lu_factor")
+    return _LuFactorT(_packed(L, U) if L.requires_grad or U.requires_grad else LU, pivots)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """The solution of ``A X = B`` from ``(LU, pivots) = lu_factor(A)``; ``X A = B`` when ``left=False``, and
+    ``A^T`` in place of ``A`` when ``adjoint``. Differentiable in ``LU`` and ``B``."""
+    op = "linalg.lu_solve"
+    check_matrix(LU, op)
+    if B.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
+    check_float(LU, op, "lu_solve_cpu")
+    if LU.dtype is not B.dtype:
+        raise RuntimeError(f"{op}: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{scalar_name(LU.dtype)} and B of type {scalar_name(B.dtype)} instead")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                           f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"{op}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with "
+                           f"shape {list(pivots.shape)} instead")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return write_out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out)
+    P = constant(_pivots_matrix(xp_of(LU), pivots._data, LU.dtype.np, n), LU)
+    if adjoint:  # U^T L^T P^T X = B
+        Y = solve_triangular(LU.mT, B, upper=False)
+        X = matmul(P, solve_triangular(LU.mT, Y, upper=True, unitriangular=True))
+    else:  # P L U X = B
+        Y = solve_triangular(LU, matmul(P.mT, B), upper=False, unitriangular=True)
+        X = solve_triangular(LU, Y, upper=True)
+    return write_out(X, out)
+
+
 # -- pseudo-inverse, least squares, rank -------------------------------------------------------------------------
 def _tolerances(A, atol, rtol, xp):
     """torch's rule: rtol defaults to eps * max(m, n), or to 0 where atol > 0 is given; tensors become arrays."""
@@ -556,6 +733,39 @@ def matrix_exp(A):
     return MatrixExp.apply(A)
 
 
+def householder_product(A, tau, *, out=None):
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the ``i``-th column
+    of ``A`` below the diagonal and 1 on it (LAPACK's ``orgqr``)."""
+    op = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < tau.shape[-1]:
+        raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    check_float(A, op, "orgqr_cpu")
+    if A.dtype is not tau.dtype:
+        raise RuntimeError(f"{op}: tau dtype {scalar_name(tau.dtype)} does not match input dtype "
+                           f"{scalar_name(A.dtype)}")
+    xp, dt = xp_of(A), A.dtype.np
+    V = A.tril(-1) + constant(xp.eye(m, n, dtype=dt), A)
+    Q = constant(xp.eye(m, dtype=dt), A)
+    for i in range(tau.shape[-1]):
+        v = V.narrow(-1, i, 1)
+        t = tau.narrow(-1, i, 1).unsqueeze(-1)
+        Q = Q - matmul(matmul(Q, v) * t, v.mT)
+    return write_out(Q.narrow(-1, 0, n) * 1, out)
+
+
+def orgqr(input, tau):
+    """``linalg.householder_product``."""
+    return householder_product(input, tau)
+
+
 def cholesky(input, upper=False, *, out=None):
     """The Cholesky factor (deprecated: use ``linalg.cholesky``)."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
@@ -563,4 +773,4 @@ def cholesky(input, upper=False, *, out=None):
     return linalg_cholesky(input, upper=upper, out=out)
 
 
-register(qr, svd, pinverse, matrix_power, matrix_exp, cholesky)
+register(qr, svd, pinverse, matrix_power, matrix_exp, cholesky, orgqr)

@@ -9,6 +9,9 @@ from .._tensor import register, write_out
 from .decomp import *  # noqa: F401,F403
 from .decomp import __all__ as _decomp_all
 from .decomp import svdvals
+from .scan import cumprod
+from .shape import cat
+from .solve import check_float, check_matrix, inv, inv_ex, solve
 from .matmul import *  # noqa: F401,F403
 from .matmul import __all__ as _matmul_all
 from .view import broadcast_pair
@@ -136,6 +139,68 @@ def vecdot(x, y, *, dim=-1, out=None):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
                            f"elements, but got {n} and {m} elements respectively")
     return write_out((x.conj() * y).sum(dim), out)
+
+
+_COND_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of each matrix in norm ``p``: the ratio of extreme singular values for ``p`` None,
+    2 or -2 (any shape), else ``norm(A, p) * norm(inv(A), p)`` (square ``A``; inf where ``A`` is singular)."""
+    if p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    check_matrix(A, f"linalg.cond(ord={p})", square=p not in (None, 2, -2))
+    check_float(A, "linalg.cond")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        r = s.narrow(-1, 0, 1) / s.narrow(-1, s.shape[-1] - 1, 1)
+        r = reshape(r if p != -2 else 1 / r, tuple(A.shape[:-2]))
+        return write_out(r, out)
+    Ainv, info = inv_ex(A)
+    r = matrix_norm(A, p) * matrix_norm(Ainv, p)
+    bad = info._data > 0
+    if bad.any():
+        r = r.masked_fill(constant(bad, A), math.inf)
+    return write_out(r, out)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrices ``[1, x, x^2, ..., x^(N-1)]`` of the vectors in ``x`` (``N`` defaults to
+    ``x.shape[-1]``)."""
+    N = (x.shape[-1] if x.ndim else 1) if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    dt = x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else _dtype.int64
+    col = reshape(x, tuple(x.shape) + (1,))
+    ones = constant(xp_of(x).ones(tuple(x.shape) + (1,), dt.np), x)
+    return cat([ones, cumprod(col.expand(*x.shape, N - 1), -1, dtype=dt)], -1)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of ``A`` for ``tensordot(A, ., ind)``: ``A`` reshaped to a square matrix of
+    ``prod(shape[:ind])`` rows and inverted; the result has shape ``shape[ind:] + shape[:ind]``."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    r = inv(reshape(A, (rows, cols)))
+    return write_out(reshape(r, tuple(A.shape[ind:]) + tuple(A.shape[:ind])), out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` are dimensions of ``A`` moved to the end first."""
+    if dims is not None:
+        dims = [A._wrap_dim(d) for d in dims]
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    shape = tuple(A.shape[B.ndim:])
+    rows, cols = B.numel(), math.prod(shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    X = solve(reshape(A, (rows, cols)), reshape(B, (rows,)))
+    return write_out(reshape(X, shape), out)
 
 
 register(cross)
