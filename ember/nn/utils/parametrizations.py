@@ -32,19 +32,6 @@ def _make_orthogonal(A):
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
-def _householder_product(A, tau):
-    """The first columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the i-th column of ``A`` below
-    the diagonal and a unit diagonal entry (``linalg.householder_product`` of real matrices)."""
-    n, k = A.shape[-2:]
-    I = eye(n, k, dtype=A.dtype, device=A.device)
-    V = A.tril(-1) + I
-    Q = I.expand(A.shape)
-    for i in reversed(range(tau.shape[-1])):
-        v = V[..., i:i + 1]
-        Q = Q - (tau[..., i, None, None] * v) @ (v.mT @ Q)
-    return Q
-
-
 def _geqrf(A):
     """LAPACK's ``geqrf`` of real tall matrices ``(*, n, k)``: R on and above the diagonal, the Householder vectors
     below it (their unit first entries implied), and their scalars ``tau``."""
@@ -104,7 +91,7 @@ class _Orthogonal(Module):
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
             # the signs on X's diagonal (1 or -1) are neither differentiated nor updated
-            Q = _householder_product(A, tau) * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+            Q = linalg.householder_product(A, tau) * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             Q = self.base @ Q
         return Q.mT if transposed else Q
