@@ -32,7 +32,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
                                  is_inference_mode_enabled)
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import autograd, cuda, return_types
-from . import linalg
+from . import linalg, special
 from . import random
 from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa

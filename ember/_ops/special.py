@@ -1,12 +1,13 @@
-"""Elementwise special functions: sigmoid and logit, the error functions, the gamma family, Bessel's i0."""
+"""Elementwise special functions: sigmoid and logit, the error functions, the normal distribution's, the gamma and
+zeta family, Bessel functions, entropy."""
 
-__all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0"]
+__all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0"]
 import math
 
 from .._device import special_module
-from .._kernels.elementwise import sigmoid as sigmoid_kernel, unary as ufunc1
+from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, unary as ufunc1
 from .._tensor import inplace, register, write_out
-from .binary import _where
+from .binary import Binary, _floats, _where, public as _public2
 from .unary import FloatUnary, _public
 
 _SPECIAL = {}
@@ -102,9 +103,68 @@ class Erfinv(FloatUnary):
         return 0.5 * math.sqrt(math.pi) * (y * y).exp() * grad
 
 
+class Erfcx(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ufunc1(_sp(ctx.xp).erfcx, x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * (2 * x * y - _TWO_OVER_SQRT_PI)
+
+
 erf = _public(Erf, "erf", "The error function.")
 erfc = _public(Erfc, "erfc", "The complementary error function ``1 - erf(input)``, accurate in the tails.")
 erfinv = _public(Erfinv, "erfinv", "The inverse error function (on ``[-1, 1]``).")
+erfcx = _public(Erfcx, "erfcx", "The scaled complementary error function ``exp(input ** 2) * erfc(input)``.")
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2 * math.pi)
+
+
+class Ndtr(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ufunc1(_sp(ctx.xp).ndtr, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _INV_SQRT_2PI * (-0.5 * x * x).exp()
+
+
+class Ndtri(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ufunc1(_sp(ctx.xp).ndtri, x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * math.sqrt(2 * math.pi) * (0.5 * y * y).exp()
+
+
+class LogNdtr(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ufunc1(_sp(ctx.xp).log_ndtr, x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * _INV_SQRT_2PI * (-0.5 * x * x - y).exp()
+
+
+ndtr = _public(Ndtr, "ndtr", "The standard normal distribution function.")
+ndtri = _public(Ndtri, "ndtri", "The inverse of ``ndtr``: the standard normal quantile function.")
+log_ndtr = _public(LogNdtr, "log_ndtr", "``log(ndtr(input))``, accurate in the left tail.")
 
 
 class Lgamma(FloatUnary):
@@ -140,6 +200,14 @@ lgamma = _public(Lgamma, "lgamma", "The log of the absolute value of the gamma f
 def digamma(input, *, out=None):
     """The logarithmic derivative of the gamma function (-inf at 0, NaN at negative integers)."""
     return polygamma(0, input, out=out)
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p``."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    r = sum((lgamma(input - i / 2) for i in range(1, p)), lgamma(input)) + p * (p - 1) / 4 * math.log(math.pi)
+    return r if out is None else write_out(r, out)
 
 
 def polygamma(n, input, *, out=None):
@@ -180,7 +248,118 @@ class I1(FloatUnary):
         return grad * _where(not_tiny, safe.i0() - y * safe.reciprocal(), 0.5)
 
 
+class I0e(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ufunc1(_sp(ctx.xp).i0e, x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * (I1e.apply(x) - x.sign() * y)
+
+
+class I1e(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        y = ufunc1(_sp(ctx.xp).i1e, x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        # i1e'(x) = i0e(x) - i1e(x) * (sign(x) + 1 / x), whose limit at 0 is 1/2 (also given at NaN, as torch)
+        nonzero = x.abs() > 0
+        safe = _where(nonzero, x, 1.0)
+        return grad * _where(nonzero, I0e.apply(safe) - y * (safe.sign() + safe.reciprocal()), 0.5)
+
+
+class BesselJ(FloatUnary):
+    """Bessel functions of the first kind: torch defines no derivative, so the result does not require grad."""
+    kernel = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        y = ufunc1(getattr(_sp(ctx.xp), cls.kernel), x)
+        ctx.mark_non_differentiable(y)
+        return y
+
+
+class BesselJ0(BesselJ):
+    kernel = "j0"
+
+
+class BesselJ1(BesselJ):
+    kernel = "j1"
+
+
+class Entr(FloatUnary):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ufunc1(_sp(ctx.xp).entr, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -(x.log() + 1)
+
+
 i0 = _public(I0, "i0", "The modified Bessel function of the first kind of order 0.")
+i0e = _public(I0e, "i0e", "The exponentially scaled modified Bessel function of order 0: ``exp(-|input|) * i0``.")
+i1 = _public(I1, "i1", "The modified Bessel function of the first kind of order 1.")
+i1e = _public(I1e, "i1e", "The exponentially scaled modified Bessel function of order 1: ``exp(-|input|) * i1``.")
+bessel_j0 = _public(BesselJ0, "bessel_j0", "The Bessel function of the first kind of order 0.")
+bessel_j1 = _public(BesselJ1, "bessel_j1", "The Bessel function of the first kind of order 1.")
+entr = _public(Entr, "entr", "The elementwise entropy ``-input * log(input)`` (0 at 0, -inf for negative inputs).")
+
+
+class Xlog1py(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a, b = _floats(a, b)
+        if not hasattr(b, "dtype"):  # a NumPy log1p of a Python number would be a float64 scalar
+            b = xp.asarray(b, dtype=a.dtype)
+        ctx.save_for_backward(a, b)
+        # 0 * log1p(-1) is 0, but a NaN ``other`` still gives NaN
+        return xp.where((a == 0) & ~xp.isnan(b), 0, xp.multiply(a, xp.log1p(b)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        # d/da is log1p(b), taken as 0 where a = 0 and log1p(b) is undefined (b <= -1), as torch
+        return (grad * _where((a == 0) & (b <= -1), 0.0, b.log1p()) if ctx.needs_input_grad[0] else None,
+                grad * a / (b + 1) if ctx.needs_input_grad[1] else None)
+
+
+class Zeta(Binary):
+    half_in_float32 = False
+
+    @staticmethod
+    def forward(ctx, x, q):
+        xp = ctx.xp
+        x, q = _floats(x, q)
+        dt = (x if hasattr(x, "dtype") else q).dtype
+        if dt.kind != "f" or dt.itemsize < 4:
+            raise NotImplementedError(f'"zeta" not implemented for {dt}')
+        ctx.save_for_backward(x, q)
+        return xp.asarray(ufunc2(_sp(xp).zeta, x, q), dtype=dt)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        return None, grad * -x * zeta(x + 1, q)
+
+
+xlog1py = _public2(Xlog1py, "xlog1py",
+                   "``input * log1p(other)``, defined as 0 where ``input`` is 0 (unless ``other`` is NaN).")
+zeta = _public2(Zeta, "zeta", "The Hurwitz zeta function ``sum((k + other) ** -input for k >= 0)``.")
 
 
 def _polygamma_method(self, n):
@@ -190,7 +369,15 @@ def _polygamma_method(self, n):
 _polygamma_method.__name__ = "polygamma"
 
 
+def _mvlgamma_method(self, p):
+    return mvlgamma(self, p)
+
+
+_mvlgamma_method.__name__ = "mvlgamma"
+
+
 _METHODS = {"sigmoid": sigmoid, "logit": logit, "erf": erf, "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma,
             "digamma": digamma, "i0": i0}
 register(**_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
-         polygamma=_polygamma_method, polygamma_=inplace(_polygamma_method))
+         polygamma=_polygamma_method, polygamma_=inplace(_polygamma_method), mvlgamma=_mvlgamma_method,
+         mvlgamma_=inplace(_mvlgamma_method))

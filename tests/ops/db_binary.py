@@ -167,6 +167,15 @@ OPS = [
     *rows("arctan2", lambda m, a, b: a.arctan2(b), binary(scalars=()), FLOATS, edge=False),
     *rows("hypot", lambda m, a, b: m.hypot(a, b), binary(scalars=()), FLOAT_ALL),
     *rows("xlogy", lambda m, a, b: m.xlogy(a, b), binary(-3, 3, 0.1, 3, scalars=(2.5,), lhs_scalars=(3,)), ARITH),
+    *rows("xlog1py", lambda m, a, b: m.special.xlog1py(a, b),
+          binary(-3, 3, -0.9, 3, scalars=(2.5,), lhs_scalars=(3,)), ARITH),
+    # torch has no derivative in the first input: it is detached, and zeta_other gradchecks the second;
+    # torch's NaN at large input and other (inf, 1e30) where scipy gives the limit 0 is not compared
+    *rows("zeta", lambda m, x, q: m.special.zeta(x.detach(), q), binary(1.1, 4, 0.5, 3, scalars=(2.5,)), FLOATS,
+          edge=grid([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -2.5, 3.0, -INF, NAN, 30.0]), tol={"float32": (1e-4, 1e-5)},
+          skips={"gradcheck": "no derivative in input, as torch; see zeta_other"}),
+    *rows("zeta_other", lambda m, q: m.special.zeta(2.5, q), uniform(0.5, 3), FLOATS, edge=False,
+          tol={"float32": (1e-4, 1e-5)}),
     # bfloat16 edges left out: torch's float -> bfloat16 conversion sets NaN's sign bit, which copysign exposes
     *rows("copysign", lambda m, a, b: m.copysign(a, b), binary(scalars=(-1.0, 2)), ARITH,
           edge_dtypes=FLOATS + ("float16",)),

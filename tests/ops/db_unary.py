@@ -19,6 +19,7 @@ ROUND_EDGE = [0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, -0.0, INF, -INF, NAN, 1e30,
 
 FLOAT_ALL = FLOATS + HALVES
 WITH_INTS = FLOAT_ALL + INTS + ("bool",)
+NO_HALF = FLOATS + INTS + ("bool",)  # torch has no float16/bfloat16 CPU kernel for these
 
 
 def arr(shape, dtype, rng, low=-3.0, high=3.0):
@@ -53,9 +54,9 @@ def fixed(values, lead=(), **kwargs):
     return samples
 
 
-def rows(name, fn, samples, dtypes=FLOAT_ALL, edge=EDGE, edge_skips=None, **kw):
-    """The op's random-input row, plus a row over ``edge`` values (no gradcheck there: finite differences at
-    singular points are meaningless, but the gradient is still compared with torch's)."""
+def rows(name, fn, samples, dtypes=FLOAT_ALL, edge=EDGE, edge_skips=None, edge_dtypes=FLOAT_ALL, **kw):
+    """The op's random-input row, plus a row over ``edge`` values in ``edge_dtypes`` (no gradcheck there: finite
+    differences at singular points are meaningless, but the gradient is still compared with torch's)."""
     if name not in INT_VALUED:  # integer inputs give float32 results: compare them at float32's tolerance
         kw["tol"] = {**{d: (1.3e-5, 1e-5) for d in INTS + ("bool",)}, **kw.get("tol", {})}
     out = [OpInfo(name, fn, samples, dtypes, category="unary", **kw)]
@@ -64,7 +65,7 @@ def rows(name, fn, samples, dtypes=FLOAT_ALL, edge=EDGE, edge_skips=None, **kw):
         extra = {k: v for k, v in kw.items() if k != "gradcheck"}
         if edge_skips:
             extra["skips"] = {**extra.get("skips", {}), **edge_skips}
-        out.append(OpInfo(name + "_special", fn, fixed(edge, lead), FLOAT_ALL, gradcheck=False, category="unary",
+        out.append(OpInfo(name + "_special", fn, fixed(edge, lead), edge_dtypes, gradcheck=False, category="unary",
                           **extra))
     return out
 
@@ -135,6 +136,29 @@ OPS = [
     *rows("polygamma_method", lambda m, n, x: x.polygamma(n), uniform(0.2, 4, lead=(3,)), FLOATS, edge=None,
           tol={"float32": (1e-4, 1e-5)}),
     *rows("i0", lambda m, x: m.i0(x), uniform(), WITH_INTS, edge=EDGE + [100.0, -100.0]),
+    *rows("i0e", lambda m, x: m.special.i0e(x), uniform(), WITH_INTS, edge=EDGE + [100.0, -100.0, 1e-8]),
+    *rows("i1", lambda m, x: m.special.i1(x), uniform(), WITH_INTS, edge=EDGE + [50.0, -50.0, 1e-8]),
+    *rows("i1e", lambda m, x: m.special.i1e(x), uniform(), WITH_INTS, edge=EDGE + [100.0, -100.0, 1e-8]),
+    *rows("bessel_j0", lambda m, x: m.special.bessel_j0(x), uniform(-10, 10), NO_HALF, grad=False,
+          tol={"float64": (1e-6, 1e-6)},  # scipy's and torch's kernels differ by ~1e-7 near the zeros
+          edge=EDGE + [2.404825557695773, 100.0], edge_dtypes=FLOATS),
+    *rows("bessel_j1", lambda m, x: m.special.bessel_j1(x), uniform(-10, 10), NO_HALF, grad=False,
+          tol={"float64": (1e-6, 1e-6)},  # scipy's and torch's kernels differ by ~1e-7 near the zeros
+          edge=EDGE + [3.8317059702075125, 100.0], edge_dtypes=FLOATS),
+    *rows("erfcx", lambda m, x: m.special.erfcx(x), uniform(), NO_HALF, edge=EDGE + [-10.0, 10.0, 30.0, -30.0, 1e10],
+          edge_dtypes=FLOATS),
+    *rows("ndtr", lambda m, x: m.special.ndtr(x), uniform(), WITH_INTS, edge=EDGE + [-10.0, 10.0, -40.0]),
+    *rows("ndtri", lambda m, x: m.special.ndtri(x), uniform(0.05, 0.95), NO_HALF, edge=UNIT_EDGE + [1e-10, 0.9999],
+          edge_dtypes=FLOATS, tol={"float32": (1e-4, 1e-5)}),
+    *rows("log_ndtr", lambda m, x: m.special.log_ndtr(x), uniform(), NO_HALF, edge=EDGE + [-10.0, 10.0, -40.0],
+          edge_dtypes=FLOATS, grad_tol={"float32": (1e-3, 1e-5)}),
+    *rows("entr", lambda m, x: m.special.entr(x), uniform(0.1, 3), WITH_INTS, edge=EDGE),
+    *rows("mvlgamma", lambda m, x: m.mvlgamma(x, 3), uniform(1.1, 4), FLOATS, edge=GAMMA_EDGE + [1.5, 1.0000001],
+          edge_skips=POLE_GRAD, tol={"float32": (1e-4, 1e-5)}),
+    *rows("mvlgamma_method", lambda m, x: x.mvlgamma(2), uniform(0.6, 4), FLOATS, edge=None,
+          tol={"float32": (1e-4, 1e-5)}),
+    *rows("special_multigammaln", lambda m, x: m.special.multigammaln(x, 1), uniform(0.1, 4), FLOATS, edge=None,
+          tol={"float32": (1e-4, 1e-5)}),
     *rows("deg2rad", lambda m, x: m.deg2rad(x), uniform(-360, 360), FLOAT_ALL + INTS, edge=None),
     *rows("rad2deg", lambda m, x: m.rad2deg(x), uniform(), FLOAT_ALL + INTS, edge=None),
     *rows("sinc", lambda m, x: m.sinc(x), uniform(), WITH_INTS, edge=EDGE + [1e-20, 3.0]),
