@@ -1,4 +1,4 @@
-"""``torch.special``: special functions, under scipy.special's names."""
+"""``ember.special``: special functions under torch.special's (and scipy.special's) names."""
 from ._ops.binary import xlogy
 from ._ops.reduce import logsumexp
 from ._ops.softmax import log_softmax, softmax
