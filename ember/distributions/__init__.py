@@ -8,15 +8,18 @@ Example::
     >>> round(D.kl_divergence(p, q).item(), 4)
     0.4431
 """
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
@@ -25,8 +28,9 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Distribution", "Exponential", "ExponentialFamily", "Gamma",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric",
            "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "Uniform", "constraints", "kl_divergence", "register_kl"]
+           "TransformedDistribution", "Uniform", "constraints", "transforms", "kl_divergence", "register_kl"]

@@ -12,10 +12,12 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
 from .independent import Independent
 from .laplace import Laplace
 from .log_normal import LogNormal
@@ -149,6 +151,17 @@ def _kl_categorical_categorical(p, q):
     return t.sum(-1)
 
 
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p = p.concentration.sum(-1)
+    sum_q = q.concentration.sum(-1)
+    t1 = sum_p.lgamma() - sum_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
 @register_kl(Exponential, Exponential)
 def _kl_exponential_exponential(p, q):
     rate_ratio = q.rate / p.rate
@@ -179,6 +192,11 @@ def _kl_gamma_gamma(p, q):
     t3 = (p.concentration - q.concentration) * p.concentration.digamma()
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
 
 
 @register_kl(Independent, Independent)

@@ -80,6 +80,12 @@ CASES = [
          [_MVN_LOC, _spd(4, 4)], _real(2, 3, 4)),
     Case("MultivariateNormal_tril", lambda M, loc, L: M.MultivariateNormal(loc, scale_tril=L),
          [_real(4), np.linalg.cholesky(_MVN_COV)], _real(2, 1, 4)),
+    Case("Dirichlet", lambda M, c: M.Dirichlet(c), [_pos(3, _K, lo=0.3)], RNG.dirichlet(np.ones(_K), (2, 1))),
+    Case("Cauchy", lambda M, loc, scale: M.Cauchy(loc, scale), [_real(3, 4), _pos(4)], _real(2, 1, 4),
+         cdf=True, icdf=True),
+    Case("Geometric_probs", lambda M, p: M.Geometric(probs=p), [RNG.uniform(0.2, 0.9, (3, 4))],
+         RNG.integers(0, 6, (2, 1, 4)) * 1.0),
+    Case("Geometric_logits", lambda M, lg: M.Geometric(logits=lg), [_real(3, 4)], RNG.integers(0, 6, (2, 1, 4)) * 1.0),
     Case("Independent", lambda M, loc, scale: M.Independent(M.Normal(loc, scale), 1), [_real(3, 4), _pos(4)],
          _real(2, 1, 4)),
 ]

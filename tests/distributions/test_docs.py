@@ -9,7 +9,7 @@ import ember.distributions as D
 
 MODULES = ["ember.distributions"] + [f"ember.distributions.{m}" for m in (
     "normal", "uniform", "bernoulli", "categorical", "one_hot_categorical", "multivariate_normal", "independent",
-    "beta", "gamma", "exponential", "laplace", "poisson", "binomial", "log_normal")]
+    "beta", "gamma", "exponential", "laplace", "poisson", "binomial", "log_normal", "dirichlet", "cauchy", "geometric", "transformed_distribution")]
 
 
 @pytest.mark.parametrize("name", MODULES)

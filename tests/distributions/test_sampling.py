@@ -45,7 +45,7 @@ def test_seeded_sampling_is_reproducible(case):
         assert not np.array_equal(a.numpy(), c.numpy())
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name != "Categorical_logits"], ids=repr)
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in ("Categorical_logits", "Cauchy")], ids=repr)
 def test_sample_moments(case):
     """The mean and variance of N draws lie within 5 standard errors of the distribution's."""
     d, _ = build(case, ember, "float64")
@@ -183,3 +183,27 @@ def test_rsample_gradient_of_a_loss():
         ((D.Normal(loc, 1.0).rsample((64,)) - 3) ** 2).mean().backward()
         opt.step()
     assert abs(loc.item() - 3) < 0.2
+
+
+def test_dirichlet_rsample_gradient_is_unbiased():
+    """The mean over draws of d x / d concentration approaches the derivative of the mean ``c / c.sum()``."""
+    c = ember.tensor([0.4, 1.5, 3.0], dtype=ember.float64, requires_grad=True)
+    w = ember.tensor([1.0, -2.0, 0.5], dtype=ember.float64)
+    ember.manual_seed(0)
+    x = D.Dirichlet(c).rsample((N,))
+    assert ((x > 0) & (x < 1)).all() and np.allclose(x.sum(-1).detach().numpy(), 1)
+    per_draw = (x * w).sum(-1)
+    (g,) = ember.autograd.grad(per_draw.mean(), [c])
+    ct = torch.tensor([0.4, 1.5, 3.0], dtype=torch.float64, requires_grad=True)
+    (gt,) = torch.autograd.grad((torch.distributions.Dirichlet(ct).mean * torch.tensor(w.numpy())).sum(), [ct])
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), atol=0.02)
+
+
+def test_cauchy_sample_quartiles():
+    """Cauchy draws have no moments: their quartiles are loc -+ scale."""
+    d = D.Cauchy(ember.tensor([0.5, -2.0], dtype=ember.float64), ember.tensor([1.0, 3.0], dtype=ember.float64))
+    ember.manual_seed(0)
+    x = d.sample((N,)).numpy()
+    q = np.quantile(x, [0.25, 0.5, 0.75], axis=0)
+    se = 5 * np.array([1.0, 3.0]) * np.pi * np.sqrt(0.25 * 0.75 / N) * 2  # ~ quantile standard errors
+    np.testing.assert_array_less(np.abs(q - np.array([[-0.5, -5.0], [0.5, -2.0], [1.5, 1.0]])), np.broadcast_to(se, (3, 2)))

@@ -51,6 +51,11 @@ ARG_ERRORS = {
     "MVN not symmetric": lambda M, L: M.MultivariateNormal(L.zeros(2), L.tensor([[1.0, 0.5], [0.0, 1.0]])),
     "MVN not upper tril": lambda M, L: M.MultivariateNormal(L.zeros(2), scale_tril=L.tensor([[1.0, 0.5], [0.0, 1.0]])),
     "MVN bad batch": lambda M, L: M.MultivariateNormal(L.zeros(3, 2), L.eye(2).expand(4, 2, 2)),
+    "Dirichlet scalar": lambda M, L: M.Dirichlet(L.tensor(1.0)),
+    "Dirichlet zero concentration": lambda M, L: M.Dirichlet(L.tensor([1.0, 0.0])),
+    "Cauchy zero scale": lambda M, L: M.Cauchy(0.0, L.tensor([0.0])),
+    "Geometric zero probs": lambda M, L: M.Geometric(L.tensor([0.5, 0.0])),
+    "Geometric both": lambda M, L: M.Geometric(L.tensor(0.5), logits=L.tensor(0.0)),
     "Independent too many dims": lambda M, L: M.Independent(M.Normal(L.zeros(3), 1.0), 2),
 }
 
@@ -188,6 +193,10 @@ REPRS = [
     lambda M, L: M.LogNormal(0.0, 1.0),
     lambda M, L: M.Uniform(0.0, 2.0),
     lambda M, L: M.Poisson(L.tensor([1.0, 2.0])),
+    lambda M, L: M.Dirichlet(L.ones(2, 3)),
+    lambda M, L: M.Cauchy(0.0, 1.0),
+    lambda M, L: M.Geometric(L.tensor([0.3, 0.5])),
+    lambda M, L: M.TransformedDistribution(M.Normal(0.0, 1.0), [M.transforms.ExpTransform()]),
 ]
 
 
