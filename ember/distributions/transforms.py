@@ -12,7 +12,7 @@ from ..nn.functional import softplus
 from . import constraints
 from .utils import _sum_rightmost
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
@@ -292,6 +292,23 @@ class ExpTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return x
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not bijective: the inverse takes the non-negative root)."""
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
 
 
 class PowerTransform(Transform):

@@ -9,7 +9,8 @@ import ember.distributions as D
 
 MODULES = ["ember.distributions"] + [f"ember.distributions.{m}" for m in (
     "normal", "uniform", "bernoulli", "categorical", "one_hot_categorical", "multivariate_normal", "independent",
-    "beta", "gamma", "exponential", "laplace", "poisson", "binomial", "log_normal", "dirichlet", "cauchy", "geometric", "transformed_distribution")]
+    "beta", "gamma", "exponential", "laplace", "poisson", "binomial", "log_normal", "dirichlet", "cauchy", "geometric", "transformed_distribution", "studentT",
+    "half_normal", "multinomial", "mixture_same_family")]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -47,6 +47,7 @@ FAMILIES = {
                                 lambda: [RNG.standard_normal(4), np.linalg.cholesky(_spd(4, 4))]),
     "Dirichlet": (lambda M, c: M.Dirichlet(c), lambda: [_pos(3, 4, 5)]),
     "Geometric": (lambda M, p: M.Geometric(probs=p), lambda: [_prob(3, 4)]),
+    "HalfNormal": (lambda M, s: M.HalfNormal(s), lambda: [_pos(3, 4)]),
     "Independent": (lambda M, a, b: M.Independent(M.Normal(a, b), 1), lambda: [RNG.standard_normal((3, 4)), _pos(4)]),
 }
 
@@ -54,7 +55,7 @@ PAIRS = [("Normal", "Normal"), ("Bernoulli", "Bernoulli"), ("Categorical", "Cate
          ("OneHotCategorical", "OneHotCategorical"), ("Uniform", "Uniform"), ("Beta", "Beta"), ("Gamma", "Gamma"),
          ("Exponential", "Exponential"), ("Laplace", "Laplace"), ("Poisson", "Poisson"), ("Binomial", "Binomial"),
          ("LogNormal", "LogNormal"), ("MultivariateNormal", "MultivariateNormal"),
-         ("MultivariateNormal", "MultivariateNormal_tril"), ("Independent", "Independent"), ("Dirichlet", "Dirichlet"), ("Geometric", "Geometric"),
+         ("MultivariateNormal", "MultivariateNormal_tril"), ("Independent", "Independent"), ("Dirichlet", "Dirichlet"), ("Geometric", "Geometric"), ("HalfNormal", "HalfNormal"),
          ("Bernoulli", "Poisson"), ("Beta", "Exponential"), ("Beta", "Gamma"), ("Beta", "Normal"),
          ("Beta", "Uniform"), ("Exponential", "Gamma"), ("Exponential", "Normal"), ("Gamma", "Exponential"),
          ("Gamma", "Normal"), ("Laplace", "Normal"), ("Normal", "Laplace"), ("Uniform", "Beta"),

@@ -56,6 +56,16 @@ ARG_ERRORS = {
     "Cauchy zero scale": lambda M, L: M.Cauchy(0.0, L.tensor([0.0])),
     "Geometric zero probs": lambda M, L: M.Geometric(L.tensor([0.5, 0.0])),
     "Geometric both": lambda M, L: M.Geometric(L.tensor(0.5), logits=L.tensor(0.0)),
+    "StudentT zero df": lambda M, L: M.StudentT(L.tensor([1.0, 0.0])),
+    "StudentT negative scale": lambda M, L: M.StudentT(3.0, 0.0, L.tensor([-1.0])),
+    "HalfNormal zero scale": lambda M, L: M.HalfNormal(L.tensor([1.0, 0.0])),
+    "Multinomial float count": lambda M, L: M.Multinomial(2.0, L.ones(3)),
+    "Multinomial negative probs": lambda M, L: M.Multinomial(3, L.tensor([0.5, -0.1, 0.6])),
+    "Multinomial both": lambda M, L: M.Multinomial(3, L.ones(3), logits=L.zeros(3)),
+    "Multinomial scalar probs": lambda M, L: M.Multinomial(3, L.tensor(0.5)),
+    "Mixture not categorical": lambda M, L: M.MixtureSameFamily(M.Normal(L.zeros(2), 1.0), M.Normal(L.zeros(2), 1.0)),
+    "Mixture component count": lambda M, L: M.MixtureSameFamily(M.Categorical(L.ones(3)), M.Normal(L.zeros(2), 1.0)),
+    "Mixture batch": lambda M, L: M.MixtureSameFamily(M.Categorical(L.ones(4, 2)), M.Normal(L.zeros(3, 2), 1.0)),
     "Independent too many dims": lambda M, L: M.Independent(M.Normal(L.zeros(3), 1.0), 2),
 }
 
@@ -78,6 +88,16 @@ VALUE_ERRORS = {
     "uniform cdf above": lambda M, L: M.Uniform(L.zeros(1), L.ones(1)).cdf(L.tensor([1.5])),
     "not one-hot": lambda M, L: M.OneHotCategorical(L.ones(3)).log_prob(L.tensor([1.0, 1.0, 0.0])),
     "binomial above count": lambda M, L: M.Binomial(3, L.tensor([0.5])).log_prob(L.tensor([4.0])),
+    "halfnormal negative": lambda M, L: M.HalfNormal(L.ones(2)).log_prob(L.tensor([1.0, -1.0])),
+    "halfnormal cdf negative": lambda M, L: M.HalfNormal(L.ones(2)).cdf(L.tensor([1.0, -1.0])),
+    "studentt wrong batch": lambda M, L: M.StudentT(L.ones(3) * 3).log_prob(L.zeros(2)),
+    "multinomial above count": lambda M, L: M.Multinomial(3, L.ones(3)).log_prob(L.tensor([2.0, 2.0, 0.0])),
+    "multinomial negative": lambda M, L: M.Multinomial(3, L.ones(3)).log_prob(L.tensor([4.0, -1.0, 0.0])),
+    "multinomial wrong event": lambda M, L: M.Multinomial(3, L.ones(3)).log_prob(L.tensor([1.0, 2.0])),
+    "mixture outside support": lambda M, L: M.MixtureSameFamily(M.Categorical(L.ones(2)),
+                                                                M.Exponential(L.ones(2))).log_prob(L.tensor([-1.0])),
+    "mixture wrong event": lambda M, L: M.MixtureSameFamily(
+        M.Categorical(L.ones(2)), M.MultivariateNormal(L.zeros(2, 3), L.eye(3))).log_prob(L.zeros(2)),
     "poisson fractional": lambda M, L: M.Poisson(L.tensor([2.0])).log_prob(L.tensor([1.5])),
 }
 
@@ -197,6 +217,15 @@ REPRS = [
     lambda M, L: M.Cauchy(0.0, 1.0),
     lambda M, L: M.Geometric(L.tensor([0.3, 0.5])),
     lambda M, L: M.TransformedDistribution(M.Normal(0.0, 1.0), [M.transforms.ExpTransform()]),
+    lambda M, L: M.StudentT(3.0),
+    lambda M, L: M.StudentT(L.tensor([3.0, 4.0]), 1.0, L.tensor([2.0, 0.5])),
+    lambda M, L: M.HalfNormal(1.0),
+    lambda M, L: M.Multinomial(5, L.ones(2, 3)),
+    lambda M, L: M.Multinomial(5, logits=L.zeros(3)),
+    lambda M, L: M.MixtureSameFamily(M.Categorical(L.ones(3)), M.Normal(L.zeros(3), 1.0)),
+    lambda M, L: M.MixtureSameFamily(M.Categorical(logits=L.zeros(2, 3)),
+                                     M.Independent(M.Gamma(L.ones(2, 3, 4), 1.0), 1)),
+    lambda M, L: M.HalfNormal(L.ones(3)),
 ]
 
 
