@@ -457,22 +457,26 @@ hypot = public(Hypot, "hypot", "``sqrt(input ** 2 + other ** 2)`` without interm
 
 
 class Xlogy(Binary):
-    @staticmethod
-    def forward(ctx, a, b):
+    """``a * log(b + shift)`` (``shift`` 0: xlogy; 1: xlog1py), 0 where ``a`` is 0 and ``b`` is not NaN."""
+    log, shift = "log", 0
+
+    @classmethod
+    def forward(cls, ctx, a, b):
         xp = ctx.xp
         a, b = _floats(a, b)
         if not hasattr(b, "dtype"):  # a NumPy log of a Python number would be a float64 scalar
             b = xp.asarray(b, dtype=a.dtype)
         ctx.save_for_backward(a, b)
         # 0 * log(0) is 0, but a NaN ``other`` still gives NaN
-        return xp.where((a == 0) & ~xp.isnan(b), 0, xp.multiply(a, xp.log(b)))
+        return xp.where((a == 0) & ~xp.isnan(b), 0, xp.multiply(a, getattr(xp, cls.log)(b)))
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
-        # d/da is log(b), taken as 0 where a = 0 and log(b) is undefined (b <= 0), as torch
-        return (grad * _where((a == 0) & (b <= 0), 0.0, b.log()) if ctx.needs_input_grad[0] else None,
-                grad * a / b if ctx.needs_input_grad[1] else None)
+        # d/da is log(b + shift), taken as 0 where a = 0 and the log is undefined (b + shift <= 0), as torch
+        return (grad * _where((a == 0) & (b <= -cls.shift), 0.0, getattr(b, cls.log)()) if ctx.needs_input_grad[0]
+                else None,
+                grad * a / (b + cls.shift if cls.shift else b) if ctx.needs_input_grad[1] else None)  # keeps -0
 
 
 xlogy = public(Xlogy, "xlogy",

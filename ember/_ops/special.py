@@ -7,7 +7,7 @@ import math
 from .._device import special_module
 from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, unary as ufunc1
 from .._tensor import inplace, register, write_out
-from .binary import Binary, _floats, _where, public as _public2
+from .binary import Binary, Xlogy, _floats, _where, public as _public2
 from .unary import FloatUnary, _public
 
 _SPECIAL = {}
@@ -317,23 +317,8 @@ bessel_j1 = _public(BesselJ1, "bessel_j1", "The Bessel function of the first kin
 entr = _public(Entr, "entr", "The elementwise entropy ``-input * log(input)`` (0 at 0, -inf for negative inputs).")
 
 
-class Xlog1py(Binary):
-    @staticmethod
-    def forward(ctx, a, b):
-        xp = ctx.xp
-        a, b = _floats(a, b)
-        if not hasattr(b, "dtype"):  # a NumPy log1p of a Python number would be a float64 scalar
-            b = xp.asarray(b, dtype=a.dtype)
-        ctx.save_for_backward(a, b)
-        # 0 * log1p(-1) is 0, but a NaN ``other`` still gives NaN
-        return xp.where((a == 0) & ~xp.isnan(b), 0, xp.multiply(a, xp.log1p(b)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        # d/da is log1p(b), taken as 0 where a = 0 and log1p(b) is undefined (b <= -1), as torch
-        return (grad * _where((a == 0) & (b <= -1), 0.0, b.log1p()) if ctx.needs_input_grad[0] else None,
-                grad * a / (b + 1) if ctx.needs_input_grad[1] else None)
+class Xlog1py(Xlogy):
+    log, shift = "log1p", 1
 
 
 class Zeta(Binary):
