@@ -27,15 +27,19 @@ def _to_lower(x):
     return x
 
 
-def lower_precision_inputs(fn):
-    """``fn`` computing in autocast's lower-precision dtype: its floating tensor arguments (not ``out``) cast
-    down."""
+def _casting(convert, fn):
+    """``fn`` whose tensor arguments (not ``out``) pass through ``convert`` under autocast."""
     @functools.wraps(fn)
     def cast(*args, **kwargs):
         if ACTIVE.get() is None:
             return fn(*args, **kwargs)
-        return fn(*map(_to_lower, args), **{k: v if k == "out" else _to_lower(v) for k, v in kwargs.items()})
+        return fn(*map(convert, args), **{k: v if k == "out" else convert(v) for k, v in kwargs.items()})
     return cast
+
+
+def lower_precision_inputs(fn):
+    """``fn`` computing in autocast's lower-precision dtype: its floating tensor arguments cast down."""
+    return _casting(_to_lower, fn)
 
 
 def _to_float32(x):
@@ -46,9 +50,4 @@ def _to_float32(x):
 
 def float32_inputs(fn):
     """``fn`` (a loss) computing in float32 under autocast: its float16 and bfloat16 tensor arguments cast up."""
-    @functools.wraps(fn)
-    def cast(*args, **kwargs):
-        if ACTIVE.get() is None:
-            return fn(*args, **kwargs)
-        return fn(*map(_to_float32, args), **{k: _to_float32(v) for k, v in kwargs.items()})
-    return cast
+    return _casting(_to_float32, fn)
