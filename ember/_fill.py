@@ -6,7 +6,7 @@ import numpy as np
 from ._creation import _number, cast_scalar, check_fill
 from ._tensor import Tensor, register, write_inplace
 from .autograd.function import Function
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import grad_enabled
 
 
 class Overwrite(Function):
@@ -40,7 +40,7 @@ def _node(opname):
 def write_values(self, value, opname):
     """Writes ``value`` (a number or a Tensor of ``self``'s device) into ``self`` in place, recording the write in
     the graph when ``self`` or ``value`` requires grad."""
-    if STATE.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad):
+    if grad_enabled() and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad):
         node = _node(opname)
 
         def write(x, v):

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _dtype
 from .autograd import engine as _engine, function as _function
-from .autograd.grad_mode import STATE
+from .autograd.grad_mode import grad_enabled
 
 _FROM_NP = _dtype._FROM_NP
 _tuple_new = tuple.__new__
@@ -584,7 +584,7 @@ def inplace(fn):
 def write_inplace(self, fn, *args, **kwargs):
     """Computes ``fn(self, *args)`` and writes it into ``self``'s memory, moving ``self`` onto the result's
     place in the graph, as torch's in-place ops do."""
-    recording = STATE.enabled and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+    recording = grad_enabled() and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
                                                               for a in args))
     src = self
     if recording:
@@ -618,7 +618,7 @@ def write_out(result, out):
     or returns ``result`` when ``out`` is None."""
     if out is None:
         return result
-    if STATE.enabled and (result._requires_grad or out._requires_grad):
+    if grad_enabled() and (result._requires_grad or out._requires_grad):
         raise RuntimeError(f"{getattr(result.grad_fn, 'name', lambda: 'op')()}(): functions with out=... arguments "
                            "don't support automatic differentiation, but one of the arguments requires grad.")
     if out.shape != result.shape:

@@ -15,7 +15,7 @@ import numpy as np
 from .._kernels import get_num_threads
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import grad_enabled
 from .._kernels.blas import spread
 from .reduce import _quiet
 from .softmax import SoftmaxBackward
@@ -184,7 +184,7 @@ class ScaledDotProductAttention(Function):
         q, k, v, keep, p = ctx.saved_tensors
         need = ctx.needs_input_grad
         gq = gk = gv = gbias = None
-        if ctx.fast and g_out is not None and g_p is None and not need[3] and not STATE.enabled:
+        if ctx.fast and g_out is not None and g_p is None and not need[3] and not grad_enabled():
             dt, work = g_out._data.dtype, np.result_type(p._data.dtype, np.float32)  # half computes in float32
             a = lambda t: t._data.astype(work, copy=False)
             with _quiet(np):

@@ -16,7 +16,7 @@ import numpy as np
 from .._kernels import compiled, get_num_threads
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import grad_enabled
 from .._kernels.blas import spread
 
 # Columns of the weight gradient are kept from forward up to this size (bytes); larger ones are recomputed.
@@ -184,7 +184,7 @@ class Conv(Function):
             tasks.append(lambda: ConvWeight.apply(x, grad, plan=plan, groups=groups, cols=cols))
         # with no graph to record, the two adjoints run side by side on the intra-op threads (each a millisecond
         # or so of work: they hand over better than the pieces of one)
-        side_by_side = not STATE.enabled and ctx.xp is np and grad._data.size * w._data[0].size >= _SPREAD
+        side_by_side = not grad_enabled() and ctx.xp is np and grad._data.size * w._data[0].size >= _SPREAD
         done = spread(lambda task: task(), tasks, side_by_side)
         gx = done.pop(0) if need[0] else None
         gw = done.pop(0) if need[1] else None
@@ -193,7 +193,7 @@ class Conv(Function):
             axes = (0,) + tuple(range(2, grad.ndim))
             # on the array when no graph is recorded: a sum of a few hundred thousand elements is not worth waking
             # the intra-op threads for
-            gb = grad.sum(axes) if STATE.enabled else Tensor._make(grad._data.sum(axes), grad.dtype, grad.device)
+            gb = grad.sum(axes) if grad_enabled() else Tensor._make(grad._data.sum(axes), grad.dtype, grad.device)
         return gx, gw, gb
 
 

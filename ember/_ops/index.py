@@ -14,8 +14,8 @@ from .. import _dtype
 from .._creation import tensor, zeros
 from .._device import CPU, array_module
 from .._tensor import Tensor, inplace, register, write_inplace, write_out
-from ..autograd.function import Function, view_without_graph
-from ..autograd.grad_mode import STATE
+from ..autograd.function import Function, direct_view
+from ..autograd.grad_mode import grad_enabled
 from .view import broadcast_pair, expand, reshape
 
 _ndarray = np.ndarray
@@ -302,11 +302,14 @@ def _getitem(self, key):
         a = self._data
         shape = a.shape
         if shape and -shape[0] <= key < shape[0]:
-            if a.__class__ is _ndarray and not (self._requires_grad and STATE.enabled):
-                return view_without_graph(BasicIndex, self, a[key, ...], key=(key,))
+            if a.__class__ is _ndarray:
+                return direct_view(BasicIndex, self, a[key, ...], {"key": (key,)})
             return BasicIndex.apply(self, key=(key,))
     elif t is slice and self._data.ndim and type(key.start) in _PLAIN and type(key.stop) in _PLAIN and (
             key.step is None or type(key.step) is int and key.step > 0):
+        a = self._data
+        if a.__class__ is _ndarray:
+            return direct_view(BasicIndex, self, a[key, ...], {"key": (key,)})
         return BasicIndex.apply(self, key=(key,))
     basic, dims, indices, _ = _parse(self, key)
     out = self
@@ -367,7 +370,7 @@ def _setitem(self, key, value):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
                            "to a single memory location. Please clone() the tensor before performing the operation.")
     is_tensor = isinstance(value, Tensor)
-    if STATE.enabled and (self._requires_grad or is_tensor and value._requires_grad):
+    if grad_enabled() and (self._requires_grad or is_tensor and value._requires_grad):
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         write_inplace(self, _put_parsed, basic, dims, indices, value)

@@ -3,7 +3,7 @@ entropy with torch's gradient, and CTC (the forward-backward algorithm in log sp
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import grad_enabled
 from .reduce import _quiet
 
 
@@ -78,7 +78,7 @@ class ClassNLL(Function):
         a = wt * (1 - eps)
         if eps:
             a = a + valid * ((eps / c) * (c if w is None else w.sum()))
-        if STATE.enabled:  # create_graph: the same formula on Tensors, differentiable in x and grad
+        if grad_enabled():  # create_graph: the same formula on Tensors, differentiable in x and grad
             b = xp.zeros((m, c), x._data.dtype)
             b[rows, t] = wt * (1 - eps)
             if eps:
@@ -209,7 +209,7 @@ class CTC(Function):
         if zero_infinity:
             g = xp.where(xp.isinf(nll)[None, :, None], 0, g)
         g = Tensor._make(g.astype(lp.dtype, copy=False), log_probs.dtype, log_probs.device)
-        if STATE.enabled:  # create_graph: differentiable in the incoming gradient
+        if grad_enabled():  # create_graph: differentiable in the incoming gradient
             return g * grad.reshape(1, n, 1), None, None, None
         with _quiet(xp):  # impossible alignments have NaN gradients, as torch's
             g._data *= grad._data.reshape(1, n, 1)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import grad_enabled
 from .._kernels import compiled
 from .._kernels.blas import spread
 from .reduce import _quiet
@@ -239,7 +239,7 @@ class Normalize(Function):
         need = ctx.needs_input_grad
         if g is None:
             return None, None, None
-        if STATE.enabled:  # create_graph: the Tensor formula, with mean and rstd as functions of x
+        if grad_enabled():  # create_graph: the Tensor formula, with mean and rstd as functions of x
             axes = ctx.axes
             mean = x.mean(axes, keepdim=True) if ctx.center else None
             xc = x - mean if ctx.center else x

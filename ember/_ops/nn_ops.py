@@ -16,7 +16,7 @@ from .. import _dtype
 from .._device import special_module
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import grad_enabled
 from .._kernels import compiled
 from .._kernels.elementwise import blockwise
 from .binary import _where
@@ -527,7 +527,7 @@ class Embedding(Function):
             counts = xp.bincount(flat, minlength=ctx.num)[flat]
             coef = (1.0 if coef is None else coef) / counts
         g = grad.reshape(-1, grad.shape[-1])
-        if STATE.enabled:  # create_graph: index_add is differentiable in the gradient
+        if grad_enabled():  # create_graph: index_add is differentiable in the gradient
             from .._creation import zeros
             if coef is not None:
                 g = g * Tensor._make(coef[:, None].astype(g.dtype.np), g.dtype, g.device)

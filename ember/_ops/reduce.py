@@ -16,7 +16,7 @@ from .._device import array_module
 from .._kernels import reduction
 from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
 from .._tensor import Tensor, register, write_out
-from ..autograd.function import Function
+from ..autograd.function import Function, direct_result
 from .view import Expand, reshape
 
 _TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
@@ -77,17 +77,14 @@ def _quiet(xp):
     return xp.errstate(all="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
 
 
-def numpy_keywords(name, dim, keepdim, kw):
-    """``dim`` and ``keepdim`` given torch's NumPy-style keywords in ``kw``: ``axis`` and ``keepdims`` (for hot
-    functions, which take them as ``**kw`` rather than through :func:`numpy_aliases`' extra call)."""
-    for k in kw:
-        if k not in ("axis", "keepdims"):
-            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
-    if "axis" in kw:
+def numpy_keywords(name, dim, keepdim, axis, keepdims):
+    """``dim`` and ``keepdim`` given torch's NumPy-style keywords ``axis`` and ``keepdims`` (for hot functions,
+    which take them as keyword-only arguments rather than through :func:`numpy_aliases`' extra call)."""
+    if axis is not None:
         if dim is not None:
             raise TypeError(f"{name}() got multiple values for argument 'dim'")
-        dim = kw["axis"]
-    return dim, kw.get("keepdims", keepdim)
+        dim = axis
+    return dim, keepdim if keepdims is None else keepdims
 
 
 def numpy_aliases(fn):
@@ -127,12 +124,14 @@ class Sum(Function):
         y = reduction.sum(x, dims, keepdim, dtype)
         if mean:
             if keep is None:
-                ctx.n = n = _count(x.shape, dims)
-                if n:  # only 0 / 0 warns; y is new memory: divided in place, it stays an array when 0-d
-                    xp.true_divide(y, n, out=y)
-                else:
+                ctx.n = n = x.size // y.size if y.size else _count(x.shape, dims)
+                if not n:  # only 0 / 0 warns
                     with _quiet(xp):
-                        xp.true_divide(y, n, out=y)
+                        y = y / n
+                elif y.ndim:  # new memory: divided in place
+                    xp.true_divide(y, n, out=y)
+                else:  # a 0-d array's ``out=`` costs more than the division
+                    y = y / n
             else:
                 n = keep.sum(axis=dims, keepdims=keepdim)
                 with _quiet(xp):
@@ -161,7 +160,7 @@ def _sum_dtype(input, dtype):
     return dt.np if dtype is not None else _dtype.int64.np
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Sum over ``dim`` (every element when None); integers and bools sum to int64.
 
     Example::
@@ -169,10 +168,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
         >>> ember.tensor([[1., 2.], [3., 4.]]).sum(1)
         tensor([3., 7.])
     """
-    if numpy_kw:
-        dim, keepdim = numpy_keywords("sum", dim, keepdim, numpy_kw)
-    dims = _EVERY_DIM[:input._data.ndim] if dim is None else _dims(dim, input.ndim)
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_keywords("sum", dim, keepdim, axis, keepdims)
+    a = input._data
+    dims = _EVERY_DIM[:a.ndim] if dim is None else _dims(dim, a.ndim)
     if dtype is None and input.dtype.is_floating_point:  # the common case, without the dtype logic
+        if a.itemsize > 2 and out is None:  # float32/64: no rounding from float32 as for halves
+            return direct_result(Sum, input, reduction.sum(a, dims, keepdim), {"dims": dims, "keepdim": keepdim})
         r = Sum.apply(input, dims=dims, keepdim=keepdim)
     else:
         r = Sum.apply(_cast(input, dtype), dims=dims, keepdim=keepdim, dtype=_sum_dtype(input, dtype))
@@ -200,7 +202,7 @@ def _mean_input(name, input, dtype):
     return input
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Mean over ``dim`` (every element when None); the input must be floating point unless ``dtype`` is given.
 
     Example::
@@ -208,8 +210,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_kw):
         >>> ember.tensor([[1., 2.], [3., 4.]]).mean(0)
         tensor([2., 3.])
     """
-    if numpy_kw:
-        dim, keepdim = numpy_keywords("mean", dim, keepdim, numpy_kw)
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_keywords("mean", dim, keepdim, axis, keepdims)
     x = _mean_input("mean", input, dtype)
     dims = _EVERY_DIM[:x._data.ndim] if dim is None else _dims(dim, x.ndim)
     r = Sum.apply(x, dims=dims, keepdim=keepdim, mean=True)

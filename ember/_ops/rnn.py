@@ -6,7 +6,7 @@ the weight gradients to one GEMM over all steps. Sequences are time-major and pa
 ``offsets[t]:offsets[t] + batch_sizes[t]`` (a padded batch is the packed case with equal batch sizes).
 """
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE, enable_grad
+from ..autograd.grad_mode import grad_enabled, enable_grad
 from .matmul import constant
 from .reduce import _quiet
 from .shape import cat
@@ -50,7 +50,7 @@ class Recurrence(Function):
     @staticmethod
     def backward(ctx, d_out, d_hn, d_cn=None):
         saved = ctx.saved_tensors
-        if STATE.enabled:  # create_graph: differentiate the Tensor-op recurrence instead, to any order
+        if grad_enabled():  # create_graph: differentiate the Tensor-op recurrence instead, to any order
             return _composite_vjp(ctx, saved[:6], (d_out, d_hn, d_cn))
         xg, h0, c0, w_hh, b_hh, w_hr, out, *rest = (None if s is None else s._data for s in saved)
         xp, dt = ctx.xp, out.dtype

@@ -13,8 +13,8 @@ __all__ = ["expand", "broadcast_to", "broadcast_shapes", "broadcast_tensors", "e
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
 from .._tensor import Size, Tensor, register, wrap_dim
-from ..autograd.function import Function, view_without_graph
-from ..autograd.grad_mode import STATE
+from ..autograd.function import Function, direct_view
+from ..autograd.grad_mode import grad_enabled
 from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
                        restride, shape_arg, view_strides, writeable_view)
 from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
@@ -203,9 +203,9 @@ def reshape(input, *shape):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
     a = input._data
     shape = _target_shape(shape, a.size)
-    if a.__class__ is _ndarray and not (input._requires_grad and STATE.enabled) and (
-            a.flags.carray and 1 not in a.shape and a.size or is_plain(a)):  # as Reshape.forward's first case
-        return view_without_graph(Reshape, input, a.reshape(shape), shape=shape)
+    if a.__class__ is _ndarray and (a.flags.carray and 1 not in a.shape and a.size or is_plain(a)):
+        # as Reshape.forward's first case
+        return direct_view(Reshape, input, a.reshape(shape), {"shape": shape})
     return Reshape.apply(input, shape=shape)
 
 
@@ -693,7 +693,7 @@ def _dense_in(input, perm):
 def _inplace_view(fn):
     """The in-place method ``x.op_(...)`` of view op ``fn``: ``x`` takes the view's layout and graph node."""
     def method(self, *args, **kwargs):
-        if STATE.enabled and self._requires_grad and self.grad_fn is None:
+        if grad_enabled() and self._requires_grad and self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         out = fn(self, *args, **kwargs)
         self._data = out._data

@@ -7,7 +7,7 @@ import traceback
 
 from . import function as _fn
 from .function import ANOMALY, Function as _Primitive
-from .grad_mode import STATE, no_grad
+from .grad_mode import grad_enabled, no_grad
 
 
 class Function(_Primitive):
@@ -84,7 +84,7 @@ class Function(_Primitive):
         if dev is not None and dev.type != "cpu":
             ctx.xp, ctx._device = _fn.array_module(dev), dev
         ctx._needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        needs = STATE.enabled and any(ctx._needs)
+        needs = grad_enabled() and any(ctx._needs)
         if needs:
             ctx._edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr, a._data.shape, a.dtype)
                                if r else None for a, r in zip(args, ctx._needs))

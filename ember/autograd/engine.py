@@ -4,7 +4,7 @@ import warnings
 from .. import _autocast
 from . import function as _fn
 from .function import ANOMALY
-from .grad_mode import STATE, no_grad
+from .grad_mode import STATE, grad_enabled, no_grad
 
 
 def _as_tuple(x):
@@ -185,7 +185,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
     needed = _needed_nodes(roots, node_targets, leaf_targets) if targets is not None else None
     ready = [n for n in roots if n not in deps] if len(roots) > 1 else roots  # a lone root has no dependency
 
-    prev = STATE.enabled
+    prev = grad_enabled()
     STATE.enabled = create_graph
     autocast = _autocast.ACTIVE.set(None)  # backward ops run in forward's dtypes
     try:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import CPU, array_module
-from .grad_mode import STATE, no_grad
+from .grad_mode import grad_enabled, no_grad
 
 _FROM_NP = _dtype._FROM_NP
 _F16, _BF16 = _dtype.float16, _dtype.bfloat16
@@ -248,7 +248,7 @@ def _dispatcher(cls):
         if mixed or scalars or dt in cast_dtypes:
             arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
 
-        needs = grad and STATE.enabled
+        needs = grad and grad_enabled()
         if needs:
             edges = []
             for x in inputs:
@@ -409,19 +409,15 @@ def _mark_view(ctx, t, inputs, arrays, params):
     t._view_version = vc[0]
 
 
-def view_without_graph(cls, src, o, **params):
-    """The Tensor ``cls.apply(src, **params)`` returns when it records no graph and its forward gives ``o``, a NumPy
-    view of ``src``'s array: the hot path of reshape and basic indexing, built without a node (unless ``apply`` is
-    being traced: then it runs)."""
-    if getattr(cls.apply, "dispatches", None) is not cls:
+def direct_view(cls, src, o, params):
+    """The Tensor ``cls.apply(src, **params)`` returns when its forward gives ``o``, a NumPy view of ``src``'s
+    array, built without the general dispatch: the hot path of reshape and basic indexing. When a graph is recorded,
+    the node is a ``cls`` instance holding what such a forward stores on ctx: ``params`` as attributes, and
+    ``in_shape``. ``apply`` runs instead while it is traced, under anomaly detection, and for a view whose base
+    changed in place."""
+    t = _direct(cls, src, o, params)
+    if t is None:
         return cls.apply(src, **params)
-    t = _new(Tensor)
-    t._data = o
-    t.dtype = src.dtype
-    t.device = src.device
-    t.grad = t.grad_fn = None
-    t._requires_grad = False
-    t._output_nr = 0
     t._vc = vc = src._vc
     link = ((cls, (), params),)
     base = src._base
@@ -432,6 +428,46 @@ def view_without_graph(cls, src, o, **params):
         t._base = base
         t._view_chain = (src._view_chain or ()) + link
     t._view_version = vc[0]
+    return t
+
+
+def direct_result(cls, src, o, params):
+    """As :func:`direct_view`, for ``o`` a new NumPy array (or scalar) of ``src``'s dtype: the hot path of small
+    reductions. ``o`` is not used while ``apply`` is traced or anomaly detection is on."""
+    t = _direct(cls, src, o if type(o) is _ndarray else np.asarray(o), params)
+    if t is None:
+        return cls.apply(src, **params)
+    t._vc = [0]
+    t._base = t._view_chain = None
+    t._view_version = 0
+    return t
+
+
+def _direct(cls, src, o, params):
+    """The Tensor of :func:`direct_view` and :func:`direct_result` and its node, without its version counter and
+    view fields; None where ``apply`` must run."""
+    needs = src._requires_grad and grad_enabled()
+    if getattr(cls.apply, "dispatches", None) is not cls or needs and (
+            ANOMALY[0] or src._base is not None and src._view_version != src._vc[0]):
+        return None
+    t = _new(Tensor)
+    t._data = o
+    t.dtype = d = src.dtype
+    t.device = src.device
+    t.grad = None
+    t._output_nr = 0
+    if needs:
+        ctx = _new(cls)
+        ctx.__dict__.update(params)
+        ctx.in_shape = src._data.shape
+        fn = src.grad_fn
+        ctx._edges = [(src if fn is None else fn, src._output_nr, src._data.shape, d)]
+        ctx._out_meta = ((o.shape, d),)
+        t._requires_grad = True
+        t.grad_fn = ctx
+    else:
+        t._requires_grad = False
+        t.grad_fn = None
     return t
 
 
@@ -515,7 +551,7 @@ def once_differentiable(fn):
     def wrapper(ctx, *grads):
         with no_grad():
             outputs = fn(ctx, *grads)
-        if not STATE.enabled or not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
+        if not grad_enabled() or not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = tuple(_DelayedError.apply(o.detach().requires_grad_()) if isinstance(o, Tensor)

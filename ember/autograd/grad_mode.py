@@ -22,11 +22,12 @@ class _State:
 
 
 STATE = _State()
+grad_enabled = _ENABLED.get  # STATE.enabled's read, without the property's call: for hot paths
 
 
 def is_grad_enabled():
     """Whether operations are recorded for autograd now."""
-    return STATE.enabled
+    return _ENABLED.get()
 
 
 def is_inference_mode_enabled():

@@ -6,7 +6,7 @@ from .. import _random, cuda
 from .._creation import empty
 from .._tensor import Tensor
 from ..autograd import Function, backward as _backward
-from ..autograd.grad_mode import STATE, enable_grad, no_grad
+from ..autograd.grad_mode import grad_enabled, enable_grad, no_grad
 from ..nn.modules.container import Sequential
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
@@ -84,7 +84,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if context_fn is not None and reentrant:
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
-    if not STATE.enabled:
+    if not grad_enabled():
         return run(*args)
     needs = any(isinstance(a, Tensor) and a.requires_grad for a in args)
     if reentrant and not needs:

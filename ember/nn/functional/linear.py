@@ -8,7 +8,7 @@ from ..._ops.matmul import matmul
 from ..._ops.reduce import sum as _sum
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ...autograd.grad_mode import STATE
+from ...autograd.grad_mode import grad_enabled
 
 __all__ = ["linear", "bilinear"]
 
@@ -35,7 +35,7 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
-        if x.ndim > 1 and not STATE.enabled and ctx.xp is np and x.dtype.is_floating_point:
+        if x.ndim > 1 and not grad_enabled() and ctx.xp is np and x.dtype.is_floating_point:
             return _backward_arrays(ctx, grad, x, w)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ...autograd.grad_mode import STATE
+from ...autograd.grad_mode import grad_enabled
 
 
 class RemovableHandle:
@@ -158,7 +158,7 @@ def _wrap(values, hook):
     """Passes the grad-requiring tensors of ``values`` through one identity node with ``hook`` as its pre-hook;
     returns the new values and the positions of those tensors."""
     idx = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
-    if not idx or not STATE.enabled:
+    if not idx or not grad_enabled():
         return values, None
     outs = _HookIdentity.apply(*(values[i] for i in idx))
     outs[0].grad_fn.register_prehook(hook)
