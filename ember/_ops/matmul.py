@@ -38,6 +38,8 @@ def xp_of(t):
     return array_module(t.device)
 
 
+_DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
+
 # -- matmul ------------------------------------------------------------------------------------------------------
 class Matmul(Function):
     """``a @ b`` for operands of at least two dimensions, broadcasting batch dimensions."""
@@ -46,11 +48,11 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        if b.ndim == 2:
-            if a.ndim == 2:
-                return a.dot(b)  # less overhead than the matmul ufunc
-            if a.flags.c_contiguous:  # one GEMM instead of one per batch element
-                return a.reshape(-1, a.shape[-1]).dot(b).reshape(a.shape[:-1] + b.shape[-1:])
+        if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):  # one GEMM, not one per batch element
+            a2 = a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
+            # ndarray.dot costs less to call than the matmul ufunc, which runs larger products faster
+            y = a2.dot(b) if a2.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a2, b)
+            return y if a.ndim == 2 else y.reshape(a.shape[:-1] + b.shape[-1:])
         return ctx.xp.matmul(a, b)
 
     @staticmethod
