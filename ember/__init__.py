@@ -1,4 +1,6 @@
 """ember: a deep-learning framework with PyTorch's API on NumPy (CPU) and CuPy (CUDA)."""
+from math import pi, e, inf, nan
+
 from . import _dtype
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
                      complex128, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
@@ -28,25 +30,46 @@ from ._ops.split import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
 from ._ops.sort import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
+from ._ops.view_copies import *  # noqa: F401,F403
+from ._ops.stats import *  # noqa: F401,F403
+from ._ops.norms import *  # noqa: F401,F403
+from ._ops.integrate import *  # noqa: F401,F403
+from ._ops.combinatorics import *  # noqa: F401,F403
+from ._ops.factor_solve import *  # noqa: F401,F403
+from ._ops.method_functions import *  # noqa: F401,F403
+from ._ops.complex import *  # noqa: F401,F403
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import autograd, cuda, return_types
 from . import linalg, special
+from . import fft  # noqa: F401  (ember.fft; Tensor.stft/istft)
+from ._ops.fft import stft, istft  # noqa: F401
+from ._ops.windows import *  # noqa: F401,F403
 from . import random
 from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
                             cosine_similarity, pdist, cdist, layer_norm)
+from .nn.functional._toplevel import *  # noqa: F401,F403
 from . import utils, datasets, transforms
 from .serialization import save, load
 from . import amp, backends, distributions, testing
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ._compile import compile
+from ._foreach import *  # noqa: F401,F403
+from . import func
+from .func import vmap
 from ._settings import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
                         use_deterministic_algorithms, are_deterministic_algorithms_enabled,
                         is_deterministic_algorithms_warn_only_enabled)
+# the legacy and environment API that torch scripts touch in their boilerplate
+from ._legacy import *  # noqa: F401,F403
+from ._interop import get_num_interop_threads, set_num_interop_threads
+from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype
+from . import cpu, distributed, jit, multiprocessing, version
+from .version import __version__
 
-__version__ = "0.1.0"
+newaxis = None
 _malloc.keep_freed_memory()
 
 

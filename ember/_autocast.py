@@ -28,18 +28,37 @@ def _to_lower(x):
 
 
 def _casting(convert, fn):
-    """``fn`` whose tensor arguments (not ``out``) pass through ``convert`` under autocast."""
+    """``fn`` whose tensor arguments (not ``out``), and those in list arguments, pass through ``convert`` under
+    autocast."""
+    def each(x):  # a tensor, or a list of them (multi_dot)
+        return type(x)(map(convert, x)) if isinstance(x, (list, tuple)) else convert(x)
+
     @functools.wraps(fn)
     def cast(*args, **kwargs):
         if ACTIVE.get() is None:
             return fn(*args, **kwargs)
-        return fn(*map(convert, args), **{k: v if k == "out" else convert(v) for k, v in kwargs.items()})
+        return fn(*map(each, args), **{k: v if k == "out" else each(v) for k, v in kwargs.items()})
     return cast
 
 
 def lower_precision_inputs(fn):
     """``fn`` computing in autocast's lower-precision dtype: its floating tensor arguments cast down."""
     return _casting(_to_lower, fn)
+
+
+def input_precision(fn):
+    """``fn`` computing in its inputs' dtypes under autocast (as torch's ops on neither list), although built on
+    products that autocast casts."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if ACTIVE.get() is None:
+            return fn(*args, **kwargs)
+        token = ACTIVE.set(None)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ACTIVE.reset(token)
+    return run
 
 
 def _to_float32(x):

@@ -113,8 +113,9 @@ def cast_scalar(value, dt):
     """The number ``value`` as a NumPy scalar of ``dt``, wrapping integers around as C casts do."""
     if type(value) is float and dt.is_floating_point:
         return dt.np.type(value)
-    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+    if isinstance(value, complex) and not dt.is_complex:
+        value = value.real  # as torch, without NumPy's warning
+    with np.errstate(invalid="ignore", over="ignore"):
         return np.asarray(value).astype(dt.np)[()]
 
 
@@ -503,7 +504,7 @@ def _is_float_arg(x):
     return isinstance(x, (float, np.floating)) or (isinstance(x, Tensor) and x.dtype.is_floating_point)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) spaced by ``step``; int64 unless an argument is a float.
 
     Example::
@@ -512,7 +513,11 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         tensor([1.0000, 1.5000, 2.0000])
     """
     if end is None:
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:  # arange(end=...)
+        start = 0
     floats = any(_is_float_arg(v) for v in (start, end, step))
     dt, dev = _factory("arange", dtype, device, out, default=None if floats else _dtype.int64)
     start, end, step = (_number(v, "arange") for v in (start, end, step))

@@ -29,8 +29,11 @@ class device:
 
     __slots__ = ("type", "index")
 
-    def __new__(cls, type_or_str="cpu", index=None):
-        if isinstance(type_or_str, device):
+    def __new__(cls, type=None, index=None, *, device=None):
+        if type is None or device is not None:
+            type = _keyword_device(type, index, device)
+        type_or_str = type
+        if isinstance(type_or_str, cls):
             return type_or_str
         if isinstance(type_or_str, int) and not isinstance(type_or_str, bool):
             if type_or_str < 0:
@@ -82,6 +85,16 @@ class device:
 
     def __reduce__(self):
         return (device, (str(self),))
+
+
+def _keyword_device(type, index, dev):
+    """The argument of ``device(device=...)``: torch's other form, besides ``device(type, index)``."""
+    if type is None and index is None and dev is not None:
+        return dev
+    got = ", ".join(f"{k}={v.__class__.__name__}" for k, v in (("type", type), ("index", index), ("device", dev))
+                    if v is not None)
+    raise TypeError(f"device() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    " * (torch.device device)\n * (str type, int index = -1)\n")
 
 
 _CACHE = {}

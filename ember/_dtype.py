@@ -216,8 +216,8 @@ def _scalar_dtype(x):
         return _default[0]
     if isinstance(x, complex):
         return complex128 if _default[0] is float64 else complex64
-    if isinstance(x, np.generic):
-        return from_numpy_dtype(x.dtype)
+    if isinstance(x, np.generic):  # weak, as the Python number it holds (torch takes a NumPy bool as a float)
+        return _scalar_dtype(float(x) if isinstance(x, np.bool_) else x.item())
     raise TypeError(f"expected a Tensor or a number, got {type(x).__name__}")
 
 

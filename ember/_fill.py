@@ -1,12 +1,21 @@
-"""In-place writes as Tensor methods: fill_, zero_, copy_, and the graph node they record."""
+"""In-place writes as Tensor methods: fill_, zero_, copy_, fill_diagonal_, and the graph nodes they record."""
 import warnings
 
 import numpy as np
 
 from ._creation import _number, cast_scalar, check_fill
-from ._tensor import Tensor, register, write_inplace
+from ._tensor import Tensor, check_writable, register, write_inplace
 from .autograd.function import Function
 from .autograd.grad_mode import grad_enabled
+
+
+def assign(dst, value):
+    """``dst[...] = value`` with torch's casts: wrapping overflow, and complex to real keeping the real part (without
+    NumPy's warnings, and without a warnings filter, which would reset Python's once-per-location registry)."""
+    if dst.dtype.kind != "c" and (isinstance(value, complex) or getattr(value, "dtype", np.dtype(bool)).kind == "c"):
+        value = value.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        dst[...] = value
 
 
 class Overwrite(Function):
@@ -16,9 +25,7 @@ class Overwrite(Function):
     @staticmethod
     def forward(ctx, x, value):
         out = ctx.xp.empty_like(x)
-        with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            out[...] = value
+        assign(out, value)
         return out
 
     @staticmethod
@@ -47,15 +54,9 @@ def write_values(self, value, opname):
             return node.apply(x, v)
         write.__name__ = opname
         return write_inplace(self, write, value)
-    if not getattr(self._data.flags, "writeable", True):  # CuPy arrays have no such flag
-        if 0 in self._data.strides and self._data.size > 1:  # a broadcast (expanded) view
-            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                               "single memory location. Please clone() the tensor before performing the operation.")
-        raise RuntimeError(f"{opname}_(): the tensor's memory is read-only (it wraps a non-writable NumPy array or "
-                           "DLPack capsule); clone() it first")
-    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        self._data[...] = value._data if isinstance(value, Tensor) else value
+    check_writable(self, f"{opname}_()", "more than one element of the written-to tensor refers to a single memory "
+                   "location")
+    assign(self._data, value._data if isinstance(value, Tensor) else value)
     self._vc[0] += 1
     return self
 
@@ -108,4 +109,42 @@ def copy_(self, src, non_blocking=False):
     return write_values(self, src, "copy")
 
 
-register(fill_=fill_, zero_=zero_, copy_=copy_)
+class FillDiagonal(Function):
+    """``x`` with its main diagonal (all dims equal; a tall matrix's restarts below with ``wrap``) set to ``value``."""
+
+    @staticmethod
+    def forward(ctx, x, value, wrap):
+        ctx.wrap = wrap
+        out = x.copy()
+        ctx.xp.fill_diagonal(out, value, wrap=wrap)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return FillDiagonal.apply(grad, value=0, wrap=ctx.wrap)
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fills the main diagonal of this tensor (2-D, or all dimensions of equal length) with ``fill_value`` in place;
+    ``wrap``: in a tall matrix, the diagonal restarts every ``ncols + 1`` rows.
+
+    Example::
+
+        >>> ember.zeros(2, 3).fill_diagonal_(1.)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) > 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    value = _number(fill_value, "fill_diagonal_")
+    if not isinstance(fill_value, Tensor):
+        check_fill(value, self.dtype)
+    value = cast_scalar(value, self.dtype)
+    def fill_diagonal(x):  # named for write_inplace's messages
+        return FillDiagonal.apply(x, value=value, wrap=bool(wrap))
+    return write_inplace(self, fill_diagonal)
+
+
+register(fill_=fill_, zero_=zero_, copy_=copy_, fill_diagonal_=fill_diagonal_)

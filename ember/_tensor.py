@@ -631,6 +631,19 @@ def write_out(result, out):
     return out
 
 
+def check_writable(t, opname, overlap):
+    """Raises where ``t``'s array cannot be written: torch's error (``overlap`` says what overlaps) for a broadcast
+    (expanded) view, whose elements share memory, and a read-only error for memory that NumPy marks so."""
+    a = t._data
+    if getattr(a.flags, "writeable", True):  # CuPy arrays have no such flag
+        return
+    if 0 in a.strides and a.size > 1:
+        raise RuntimeError(f"unsupported operation: {overlap}. Please clone() the tensor before performing the "
+                           "operation.")
+    raise RuntimeError(f"{opname}: the tensor's memory is read-only (it wraps a non-writable NumPy array, such as one "
+                       "made by np.frombuffer or np.asarray of an image, or a DLPack capsule); clone() it first")
+
+
 def _copy_into(self, out, opname):
     if out.dtype is not self.dtype and not _dtype.can_cast(out.dtype, self.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_name(out.dtype)} can't be cast to the desired output type "
@@ -638,10 +651,8 @@ def _copy_into(self, out, opname):
     if out.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    if not getattr(self._data.flags, "writeable", True):  # CuPy arrays have no such flag
-        raise RuntimeError(f"{opname}: unsupported operation: more than one element of the written-to tensor "
-                           "refers to a single memory location. Please clone() the tensor before performing the "
-                           "operation.")
+    check_writable(self, opname, "more than one element of the written-to tensor refers to a single memory "
+                   "location")
     if self._data.ndim == 0:
         self._data[()] = out._data
     else:

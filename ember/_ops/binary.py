@@ -2,7 +2,8 @@
 
 __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
            "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "hypot", "xlogy", "copysign", "maximum",
-           "minimum", "fmax", "fmin", "logaddexp", "logaddexp2", "heaviside", "ldexp", "nextafter"]
+           "minimum", "fmax", "fmin", "logaddexp", "logaddexp2", "heaviside", "ldexp", "nextafter",
+           "gcd", "lcm"]
 import math
 
 from .. import _dtype
@@ -138,6 +139,13 @@ class Sub(Binary):
         return grad, -grad if ctx.needs_input_grad[1] else None
 
 
+def _conj(v):
+    """The conjugate of a factor in a gradient (torch: grad * conj(f'(z))); real values as they are."""
+    if isinstance(v, Tensor):
+        return v.conj() if v.dtype.is_complex else v
+    return v.conjugate() if type(v) is complex else v
+
+
 class Mul(Binary):
     @staticmethod
     def forward(ctx, a, b):
@@ -147,8 +155,8 @@ class Mul(Binary):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad * b if ctx.needs_input_grad[0] else None,
-                grad * a if ctx.needs_input_grad[1] else None)
+        return (grad * _conj(b) if ctx.needs_input_grad[0] else None,
+                grad * _conj(a) if ctx.needs_input_grad[1] else None)
 
 
 class Div(Binary):
@@ -162,8 +170,8 @@ class Div(Binary):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad / b if ctx.needs_input_grad[0] else None,
-                -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None)
+        return (grad / _conj(b) if ctx.needs_input_grad[0] else None,
+                -grad * _conj((a / b) / b) if ctx.needs_input_grad[1] else None)
 
 
 class DivFloor(Binary):
@@ -352,6 +360,7 @@ def _int_pow(xp, a, b):
 
 
 class Pow(Binary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -611,6 +620,49 @@ class Nextafter(Binary):
 nextafter = public(Nextafter, "nextafter", "The next floating point value after ``input`` towards ``other``.")
 
 
+# -- gcd, lcm -------------------------------------------------------------------------------------------------------
+class Gcd(Binary):
+    @staticmethod
+    def forward(ctx, a, b):
+        return ufunc2(ctx.xp.gcd, a, b)
+
+
+class Lcm(Binary):
+    @staticmethod
+    def forward(ctx, a, b):  # |a / gcd * b| in C's int (at least 32 bits), wrapping on overflow as torch does
+        xp = ctx.xp
+        g = ufunc2(xp.gcd, a, b)
+        dt = g.dtype
+        if dt.itemsize < 4:
+            a, b, g = (v.astype(xp.int32) for v in (a, b, g))
+        return xp.abs(a // xp.where(g == 0, 1, g) * b).astype(dt, copy=False)
+
+
+def _integers_only(cls, name, input, other, out):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    dt = _dtype.result_type(input, other)
+    if dt.is_floating_point or dt.is_complex or dt is _BOOL:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_name(dt)}'")
+    return write_out(cls.apply(input, other), out)
+
+
+def gcd(input, other, *, out=None):
+    """The elementwise greatest common divisor of integer tensors (non-negative; ``gcd(0, 0) = 0``).
+
+    Example::
+
+        >>> ember.gcd(ember.tensor([4, -6, 0]), ember.tensor([6, 4, 5]))
+        tensor([2, 2, 5])
+    """
+    return _integers_only(Gcd, "gcd", input, other, out)
+
+
+def lcm(input, other, *, out=None):
+    """The elementwise least common multiple of integer tensors (non-negative; 0 if either is 0)."""
+    return _integers_only(Lcm, "lcm", input, other, out)
+
+
 # -- Tensor methods -------------------------------------------------------------------------------------------------
 def _rdiv(self, other):
     return div(other, self)
@@ -629,7 +681,8 @@ def _rpow(self, other):
 
 
 register(add, sub, mul, div, true_divide, floor_divide, remainder, fmod, pow, float_power, atan2, hypot, xlogy,
-         copysign, maximum, minimum, fmax, fmin, logaddexp, logaddexp2, heaviside, ldexp, nextafter,
+         copysign, maximum, minimum, fmax, fmin, logaddexp, logaddexp2, heaviside, ldexp, nextafter, gcd, lcm,
+         gcd_=inplace(gcd), lcm_=inplace(lcm),
          subtract=sub, multiply=mul, divide=div, arctan2=atan2,
          __add__=add, __radd__=add, __sub__=sub, __rsub__=rsub, __mul__=mul, __rmul__=mul,
          __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide, __rfloordiv__=_rfloordiv,

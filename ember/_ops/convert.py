@@ -24,6 +24,8 @@ class To(Function):
     @staticmethod
     def backward(ctx, grad):
         dev, np_dtype = ctx.src
+        if grad.dtype.is_complex and np_dtype.kind != "c":
+            grad = grad.real  # a real input of a complex result: the real part, as torch (no cast warning)
         return to_device_dtype(grad, _dtype.from_numpy_dtype(np_dtype), dev, False)
 
 

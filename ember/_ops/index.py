@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from .._creation import tensor, zeros
 from .._device import CPU, array_module
-from .._tensor import Tensor, inplace, register, write_inplace, write_out
+from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
 from .view import broadcast_pair, expand, reshape
@@ -366,9 +366,8 @@ def _setitem(self, key, value):
         value = _fit_value(value.to(self.dtype), _region_shape(self, basic, dims, indices), bool(dims))
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
-    if not getattr(self._data.flags, "writeable", True):  # CuPy arrays have no such flag
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
-                           "to a single memory location. Please clone() the tensor before performing the operation.")
+    check_writable(self, "index_put_", "some elements of the input tensor and the written-to tensor refer to a "
+                   "single memory location")
     is_tensor = isinstance(value, Tensor)
     if grad_enabled() and (self._requires_grad or is_tensor and value._requires_grad):
         if self._requires_grad and self.grad_fn is None:

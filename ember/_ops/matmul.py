@@ -5,7 +5,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 import string
 
 from .. import _autocast, _dtype
-from .._autocast import lower_precision_inputs
+from .._autocast import input_precision, lower_precision_inputs
 from .._device import array_module
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
@@ -41,6 +41,12 @@ def xp_of(t):
 _DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
 
 # -- matmul ------------------------------------------------------------------------------------------------------
+def _adjoint(t):
+    """The conjugate transpose of the matrices in ``t``: what a product's gradient multiplies by (torch's
+    convention for complex inputs)."""
+    return t.mH if t.dtype.is_complex else t.mT
+
+
 class Matmul(Function):
     """``a @ b`` for operands of at least two dimensions, broadcasting batch dimensions."""
     half_in_float32 = True
@@ -60,12 +66,12 @@ class Matmul(Function):
         a, b = ctx.saved_tensors
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = Matmul.apply(grad, b.mT)  # the engine sums broadcast batch dimensions
+            ga = Matmul.apply(grad, _adjoint(b))  # the engine sums broadcast batch dimensions
         if ctx.needs_input_grad[1]:
             if a.ndim > 2 and b.ndim == 2:
-                gb = Matmul.apply(reshape(a, (-1, a.shape[-1])).mT, reshape(grad, (-1, grad.shape[-1])))
+                gb = Matmul.apply(_adjoint(reshape(a, (-1, a.shape[-1]))), reshape(grad, (-1, grad.shape[-1])))
             else:
-                gb = Matmul.apply(a.mT, grad)
+                gb = Matmul.apply(_adjoint(a), grad)
         return ga, gb
 
 
@@ -191,6 +197,7 @@ def bmm(input, mat2, *, out=None):
     return write_out(Matmul.apply(input, mat2), out)
 
 
+@input_precision
 def mv(input, vec, *, out=None):
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -203,6 +210,7 @@ def _check_vectors(a, b):
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
 
 
+@input_precision
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors."""
     _check_vectors(input, tensor)
@@ -215,6 +223,7 @@ def vdot(input, other, *, out=None):
     return matmul(input.conj(), other, out=out)
 
 
+@lower_precision_inputs
 def inner(input, other, *, out=None):
     """Sum of products over the last dimension of both inputs (a product when one is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:
@@ -263,10 +272,10 @@ class AddMatmul(Function):
         g = reshape(grad, (1,) + tuple(grad.shape)) if ctx.reduce_batch else grad
         ga = gb = None
         if ctx.needs_input_grad[1]:
-            ga = Matmul.apply(g, b.mT)
+            ga = Matmul.apply(g, _adjoint(b))
             ga = ga * alpha if alpha != 1 else ga
         if ctx.needs_input_grad[2]:
-            gb = Matmul.apply(a.mT, g)
+            gb = Matmul.apply(_adjoint(a), g)
             gb = gb * alpha if alpha != 1 else gb
         gi = (grad * beta if beta != 1 else grad) if ctx.needs_input_grad[0] else None
         return gi, ga, gb
@@ -501,6 +510,7 @@ def _parse(equation, shapes):
     return labels, out
 
 
+@lower_precision_inputs
 def einsum(*args):
     """Sums products of operand elements over the indices an Einstein-summation equation names.
 
@@ -539,6 +549,7 @@ def einsum(*args):
     return r
 
 
+@lower_precision_inputs
 def tensordot(a, b, dims=2, out=None):
     """Contracts ``a`` and ``b`` over ``dims``: the last ``dims`` of ``a`` with the first of ``b``, or the two
     lists of dimensions ``dims = (dims_a, dims_b)``."""
@@ -617,6 +628,7 @@ def _multiply_chain(mats):
     return go(0, len(mats) - 1)
 
 
+@lower_precision_inputs
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices, multiplied in the cheapest order. The first and last may be 1-D."""
     tensors = list(tensors)
@@ -649,6 +661,7 @@ def multi_dot(tensors, *, out=None):
     return write_out(reshape(r, shape), out)
 
 
+@lower_precision_inputs
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices, multiplied in the cheapest order (deprecated: use ``linalg.multi_dot``)."""
     if not matrices:

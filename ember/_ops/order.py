@@ -8,6 +8,8 @@ __all__ = ["max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "median"
            "nanquantile"]
 import math
 
+import numpy as np
+
 from .. import _dtype, return_types
 from .._kernels import reduction
 from .._tensor import Tensor, register, wrap_dim, write_out
@@ -129,9 +131,9 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 
 def _extreme(name, input, dim, keepdim, pick):
     dims = _dims(dim, input.ndim)
-    if dim is None or dim == () or dim == []:
+    if dim is None or type(dim) in (tuple, list) and not dim:
         _check_full(name, input)
-    _check_dims(name, input, dims, (dim,) if isinstance(dim, int) else dim)
+    _check_dims(name, input, dims, (int(dim),) if isinstance(dim, (int, np.integer)) else dim)
     return Extreme.apply(input, dims=dims, keepdim=keepdim, pick=pick, nan_aware=False)
 
 
@@ -191,8 +193,9 @@ def _argmin(xp, x, dim):
 
 
 def _select(name, input, dim, keepdim, pick, result):
-    if not isinstance(dim, int) or isinstance(dim, bool):
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    dim = int(dim)
     d = wrap_dim(dim, input.ndim)
     if input.ndim:
         _check_dims(name, input, (d,))
@@ -467,8 +470,9 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         qd = q
     else:
         raise TypeError(f"{name}(): argument 'q' must be a Tensor or a float, not {type(q).__name__}")
-    if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool)):
+    if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    dim = None if dim is None else int(dim)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")

@@ -11,6 +11,8 @@ import functools
 import math
 import warnings
 
+import numpy as np
+
 from .. import _dtype
 from .._device import array_module
 from .._kernels import reduction
@@ -34,14 +36,15 @@ _EVERY_DIM = tuple(range(64))  # sliced: cheaper than building tuple(range(ndim)
 
 def _dims(dim, ndim):
     """``dim`` as a tuple of distinct dims in ``[0, ndim)``; None, () and [] mean every dimension."""
-    if dim is None or dim == () or dim == []:
+    if dim is None or type(dim) in (tuple, list) and not dim:
         return _EVERY_DIM[:ndim]
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     n = ndim or 1
     out = []
     for d in dims:
-        if not isinstance(d, int) or isinstance(d, bool):
+        if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
             raise TypeError(f"dim must be an int or a tuple of ints, but got an element of type {type(d).__name__}")
+        d = int(d)
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         d = d % n
@@ -230,6 +233,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 # -- prod -------------------------------------------------------------------------------------------------------------
 class Prod(Function):
+    holomorphic = True
     half_in_float32 = True
 
     @staticmethod
@@ -265,7 +269,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).prod(1)
         tensor([ 2., 12.])
     """
-    if dim is not None and not isinstance(dim, int):
+    if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = _dims(dim, input.ndim)
     keep = keepdim and dim is not None
@@ -520,16 +524,21 @@ class AllAny(Function):
         return y.astype(x.dtype) if x.dtype == _dtype.uint8.np else y
 
 
+def _logical_dims(dim, ndim):
+    """all/any reduce nothing over an empty ``dim`` tuple (elementwise), unlike sum; None means every dim."""
+    return () if type(dim) in (tuple, list) and not dim else _dims(dim, ndim)
+
+
 @numpy_aliases
 def all(input, dim=None, keepdim=False, *, out=None):
-    """Whether every element over ``dim`` is nonzero."""
-    return write_out(AllAny.apply(input, dims=_dims(dim, input.ndim), keepdim=keepdim, any=False), out)
+    """Whether every element over ``dim`` is nonzero; ``dim=()`` tests each element."""
+    return write_out(AllAny.apply(input, dims=_logical_dims(dim, input.ndim), keepdim=keepdim, any=False), out)
 
 
 @numpy_aliases
 def any(input, dim=None, keepdim=False, *, out=None):
-    """Whether some element over ``dim`` is nonzero."""
-    return write_out(AllAny.apply(input, dims=_dims(dim, input.ndim), keepdim=keepdim, any=True), out)
+    """Whether some element over ``dim`` is nonzero; ``dim=()`` tests each element."""
+    return write_out(AllAny.apply(input, dims=_logical_dims(dim, input.ndim), keepdim=keepdim, any=True), out)
 
 
 class CountNonzero(Function):

@@ -11,10 +11,18 @@ from .reduce import _cast, _quiet, _sum_dtype, _tname, numpy_aliases
 from .shape import cat
 
 _INT64 = _dtype.int64.np
+_F32, _F64 = _dtype.float32.np, _dtype.float64.np
+_HALVES = (_dtype.float16.np, _dtype.bfloat16.np)
 
 
 def _flip(xp, x, dim, reverse):
     return xp.ascontiguousarray(xp.flip(x, dim)) if reverse else x
+
+
+def _acc(x, dtype):
+    """The accumulator of cumsum/cumprod, as in torch's CPU kernels: float64 for float32, float32 for float16 and
+    bfloat16, else ``dtype`` (None: NumPy's default)."""
+    return _F64 if x.dtype == _F32 else _F32 if x.dtype in _HALVES else dtype
 
 
 def scan(xp, x, dim, op):
@@ -29,8 +37,6 @@ def scan(xp, x, dim, op):
 
 
 class Cumsum(Function):
-    half_in_float32 = True
-
     @staticmethod
     def forward(ctx, x, dim, reverse=False, dtype=None):
         xp = ctx.xp
@@ -38,8 +44,8 @@ class Cumsum(Function):
         shape = x.shape
         if x.ndim == 0:
             x = x.reshape(1)
-        y = _flip(xp, xp.cumsum(_flip(xp, x, dim, reverse), axis=dim, dtype=dtype), dim, reverse)
-        return y.reshape(shape)
+        y = _flip(xp, xp.cumsum(_flip(xp, x, dim, reverse), axis=dim, dtype=_acc(x, dtype)), dim, reverse)
+        return y.reshape(shape).astype(x.dtype if dtype is None else dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -60,14 +66,14 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 class Cumprod(Function):
-    half_in_float32 = True
-
+    holomorphic = True
     @staticmethod
     def forward(ctx, x, dim, reverse=False, dtype=None):
         xp = ctx.xp
         ctx.dim, ctx.reverse = dim, reverse
         x1 = x.reshape(1) if x.ndim == 0 else x
-        y = _flip(xp, xp.cumprod(_flip(xp, x1, dim, reverse), axis=dim, dtype=dtype), dim, reverse).reshape(x.shape)
+        y = _flip(xp, xp.cumprod(_flip(xp, x1, dim, reverse), axis=dim, dtype=_acc(x, dtype)), dim, reverse)
+        y = y.reshape(x.shape).astype(x.dtype if dtype is None else dtype, copy=False)
         ctx.has_zero = bool(ctx.needs_input_grad) and bool((x == 0).any())
         ctx.save_for_backward(x, y)
         return y

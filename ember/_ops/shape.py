@@ -60,7 +60,7 @@ def _tensor_list(tensors, op):
     return tensors
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, axis=None, out=None):
     """Concatenates ``tensors`` along ``dim``, promoting their dtypes. All shapes must match except in ``dim``
     (1-D empty tensors are skipped).
 
@@ -69,6 +69,10 @@ def cat(tensors, dim=0, *, out=None):
         >>> ember.cat([ember.tensor([1, 2]), ember.tensor([3.5])])
         tensor([1.0000, 2.0000, 3.5000])
     """
+    if axis is not None:  # NumPy's name, as torch accepts it
+        if dim != 0:
+            raise TypeError("cat() got multiple values for argument 'dim'")
+        dim = axis
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -90,12 +94,7 @@ def cat(tensors, dim=0, *, out=None):
     return write_out(Cat.apply(*tensors, dim=d), out)
 
 
-concat = cat
-
-
-def concatenate(tensors, axis=0, out=None):
-    """Alias of :func:`cat` with NumPy's ``axis`` keyword."""
-    return cat(tensors, axis, out=out)
+concat = concatenate = cat
 
 
 def stack(tensors, dim=0, *, out=None):
@@ -272,7 +271,7 @@ class Repeat(Function):
         return reshape(summed, ctx.in_shape)
 
 
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """``input`` repeated ``sizes[i]`` times along each dimension (leading new dimensions allowed).
 
     Example::
@@ -281,6 +280,12 @@ def repeat(input, *sizes):
         tensor([[1, 2, 1, 2],
                 [1, 2, 1, 2]])
     """
+    if repeats is not None or not sizes:
+        if repeats is None:
+            raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+        if sizes:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        sizes = (repeats,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     sizes = tuple(int(s) for s in sizes)
@@ -293,8 +298,15 @@ def repeat(input, *sizes):
     return Repeat.apply(input, sizes=sizes)
 
 
-def tile(input, dims):
-    """``input`` repeated ``dims[i]`` times along each dimension; missing leading entries of ``dims`` are 1."""
+def tile(input, *args, dims=None):
+    """``input`` repeated ``dims[i]`` times along each dimension; missing leading entries of ``dims`` are 1 (the
+    method also takes them as varargs, ``x.tile(2, 1)``)."""
+    if dims is None:
+        if not args:
+            raise TypeError('tile() missing 1 required positional arguments: "dims"')
+        dims = args[0] if len(args) == 1 else args
+    elif args:
+        raise TypeError("tile() got multiple values for argument 'dims'")
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
@@ -487,9 +499,15 @@ def ravel(input):
     return reshape(contiguous(input), -1)
 
 
-def _flip_method(self, *dims):
+def _flip_method(self, *args, dims=None):
     """``x.flip(0, 1)`` or ``x.flip((0, 1))``: the method also takes dims as separate ints."""
-    return flip(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
+    if dims is None:
+        if not args:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        dims = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+    elif args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    return flip(self, dims)
 
 
 register(fliplr, flipud, roll, rot90, repeat, tile, repeat_interleave, tril, triu, diag,

@@ -3,7 +3,7 @@
 __all__ = ["neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "conj", "floor", "ceil", "round", "trunc",
            "fix", "frac", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square",
            "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc"]
+           "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc", "frexp"]
 import math
 
 from .. import _dtype
@@ -11,6 +11,7 @@ from .._creation import zeros_like
 from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
 from .._tensor import inplace, register, write_out
 from ..autograd.function import Function
+from ..return_types import structseq
 
 _INTEGRAL = "biu"
 
@@ -187,6 +188,7 @@ frac = _public(Frac, "frac", "The fractional part ``input - trunc(input)``.")
 
 # -- exponentials and logarithms ------------------------------------------------------------------------------------
 class Exp(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(ctx.xp.exp, x)
@@ -200,6 +202,7 @@ class Exp(FloatUnary):
 
 
 class Exp2(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(ctx.xp.exp2, x)
@@ -213,6 +216,7 @@ class Exp2(FloatUnary):
 
 
 class Expm1(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(ctx.xp.expm1, x)
@@ -231,6 +235,7 @@ expm1 = _public(Expm1, "expm1", "``exp(input) - 1``, accurate for small inputs."
 
 
 class Log(FloatUnary):
+    holomorphic = True
     scale = None  # backward divides by ``x * scale`` (log2, log10)
     ufunc = "log"
 
@@ -254,6 +259,7 @@ class Log10(Log):
 
 
 class Log1p(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -273,6 +279,7 @@ log1p = _public(Log1p, "log1p", "``log(1 + input)``, accurate for small inputs."
 
 # -- powers ---------------------------------------------------------------------------------------------------------
 class Sqrt(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(ctx.xp.sqrt, x)
@@ -286,6 +293,7 @@ class Sqrt(FloatUnary):
 
 
 class Rsqrt(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         xp = ctx.xp
@@ -300,6 +308,7 @@ class Rsqrt(FloatUnary):
 
 
 class Reciprocal(FloatUnary):
+    holomorphic = True
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(ctx.xp.reciprocal, x)
@@ -327,6 +336,7 @@ def square(input, *, out=None):
 class SavesInput(FloatUnary):
     """A float-valued op whose gradient ``grad * derivative(x)`` needs its input."""
     ufunc = None
+    holomorphic = True
 
     @classmethod
     def forward(cls, ctx, x):
@@ -381,7 +391,9 @@ class Asinh(SavesInput):
 
 class Acosh(SavesInput):
     ufunc = "arccosh"
-    derivative = staticmethod(lambda g, x: g * (x * x - 1).rsqrt())
+    # as torch: 1 / sqrt(x^2 - 1) for real x, 1 / sqrt(x - 1) sqrt(x + 1) (acosh's branch) for complex x
+    derivative = staticmethod(lambda g, x: g * ((x - 1).rsqrt() * (x + 1).rsqrt() if x.dtype.is_complex else
+                                                (x * x - 1).rsqrt()))
 
 
 class Atanh(SavesInput):
@@ -392,6 +404,7 @@ class Atanh(SavesInput):
 class SavesOutput(FloatUnary):
     """A float-valued op whose gradient ``grad * derivative(y)`` needs only its output."""
     ufunc = None
+    holomorphic = True
 
     @classmethod
     def forward(cls, ctx, x):
@@ -468,5 +481,46 @@ _METHODS = {"neg": neg, "negative": neg, "abs": abs, "absolute": abs, "sign": si
             "acos": acos, "atan": atan, "sinh": sinh, "cosh": cosh, "tanh": tanh, "asinh": asinh, "acosh": acosh,
             "atanh": atanh, "arcsin": asin, "arccos": acos, "arctan": atan, "arcsinh": asinh, "arccosh": acosh,
             "arctanh": atanh, "deg2rad": deg2rad, "rad2deg": rad2deg, "sinc": sinc}
-register(positive, conj, **_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
+
+
+_FrexpT = structseq("frexp", ("mantissa", "exponent"))
+
+
+class Frexp(Unary):
+    @staticmethod
+    def forward(ctx, x):
+        m, e = ctx.xp.frexp(x)
+        e = e.astype(_dtype.int32.np)
+        ctx.mark_non_differentiable(e)
+        ctx.save_for_backward(e)
+        return m, e
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        (e,) = ctx.saved_tensors
+        return grad / 2.0 ** e.to(grad.dtype)
+
+
+def frexp(input, *, out=None):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1`` (0, inf and
+    NaN: the exponent is 0); the exponent is int32.
+
+    Example::
+
+        >>> ember.frexp(ember.tensor([8., 0.75]))
+        ember.return_types.frexp(
+        mantissa=tensor([0.5000, 0.7500]),
+        exponent=tensor([4, 0], dtype=ember.int32))
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    r = _FrexpT(*Frexp.apply(input))
+    if out is not None:
+        write_out(r[0], out[0])
+        write_out(r[1], out[1])
+        return _FrexpT(*out)
+    return r
+
+
+register(frexp, positive, conj, **_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
          __neg__=neg, __pos__=positive, __abs__=abs)

@@ -45,8 +45,21 @@ class Expand(Function):
         return grad  # the engine sums it back to the input's shape
 
 
-def expand(input, *sizes):
+def _sizes_kw(op, name, args, value):
+    """The sizes an op got as varargs ``args`` or as the keyword ``name=value``, with torch's errors."""
+    if value is None:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    if isinstance(value, int):
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not int")
+    return (value,)
+
+
+def expand(input, *sizes, size=None, implicit=False):
     """A view of ``input`` broadcast to ``sizes`` (-1 keeps a dimension); no memory is copied."""
+    if size is not None or not sizes:
+        sizes = _sizes_kw("expand", "size", sizes, size)
     sizes = shape_arg(sizes)
     lead = len(sizes) - input.ndim
     if lead < 0:
@@ -70,9 +83,11 @@ def expand(input, *sizes):
     return Expand.apply(input, shape=tuple(shape))
 
 
-def broadcast_to(input, size):
-    """``input`` broadcast to ``size`` (a view, as :func:`expand`)."""
-    return expand(input, size)
+def broadcast_to(input, *sizes, size=None):
+    """``input`` broadcast to ``size`` (a view, as :func:`expand`); the method also takes the sizes as varargs."""
+    if size is not None or not sizes:
+        sizes = _sizes_kw("broadcast_to", "size", sizes, size)
+    return expand(input, *sizes)
 
 
 def broadcast_shapes(*shapes):
@@ -199,19 +214,23 @@ def _target_shape(sizes, numel):
     return _infer_shape(shape_arg(sizes), numel)
 
 
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """``input`` with a new shape; a view when the memory layout allows, a copy otherwise."""
+    if shape is not None or not sizes:
+        sizes = _sizes_kw("reshape", "shape", sizes, shape)
     a = input._data
-    shape = _target_shape(shape, a.size)
+    shape = _target_shape(sizes, a.size)
     if a.__class__ is _ndarray and (a.flags.carray and 1 not in a.shape and a.size or is_plain(a)):
         # as Reshape.forward's first case
         return direct_view(Reshape, input, a.reshape(shape), {"shape": shape})
     return Reshape.apply(input, shape=shape)
 
 
-def view(input, *shape):
+def view(input, *shape, size=None, dtype=None):
     """A view of ``input`` with a new shape (or reinterpreted as another dtype); raises if the memory layout does
     not allow one."""
+    if size is not None or dtype is not None or not shape:
+        shape = _view_args(shape, size, dtype)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         from .. import _dtype
         return view_dtype(input, _dtype.to_dtype(shape[0]))
@@ -220,6 +239,16 @@ def view(input, *shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
     return Reshape.apply(input, shape=shape)
+
+
+def _view_args(shape, size, dtype):
+    """``view``'s arguments given by keyword: ``size=`` or ``dtype=``, alone."""
+    if shape or (size is None) == (dtype is None) or isinstance(size, int):
+        got = ", ".join([type(a).__name__ for a in shape] + [f"{k}={type(v).__name__}" for k, v in
+                                                             (("size", size), ("dtype", dtype)) if v is not None])
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (torch.dtype dtype)\n * (tuple of ints size)\n")
+    return (size,) if dtype is None else (dtype,)
 
 
 def view_as(input, other):
@@ -262,11 +291,11 @@ class Permute(Function):
         return Permute.apply(grad, dims=tuple(inv))
 
 
-def permute(input, *dims):
+def permute(input, *args, dims=None):
     """A view of ``input`` with its dimensions reordered: output dimension i is input dimension ``dims[i]``."""
-    if not dims:
-        raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = dims_arg(dims)
+    if dims is not None or not args:
+        args = _sizes_kw("permute", "dims", args, dims)
+    dims = dims_arg(args)
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "

@@ -6,3 +6,4 @@ from .engine import backward, grad
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .anomaly import detect_anomaly, set_detect_anomaly
+from .variable import Variable

@@ -66,7 +66,7 @@ def _validate(node, i, g, shape, dtype):
         from .._ops.view import sum_to_size
         g = sum_to_size(g, shape)
     if g.dtype is not dtype:
-        g = g.to(dtype)
+        g = (g.real if g.dtype.is_complex and not dtype.is_complex else g).to(dtype)  # torch: real part, no warning
     return g
 
 
@@ -251,6 +251,12 @@ def _add_leaf(leaf_grads, leaf_targets, leaf, g):
         slot[1] = slot[1] + g
 
 
+def _conjugates(result):
+    if type(result) is not tuple:
+        return result.conj() if result is not None else None
+    return tuple(None if g is None else g.conj() for g in result)
+
+
 def _call_node(node, gs, create_graph):
     if node._hooked:
         gs = _pre_hooks(node, gs)
@@ -266,7 +272,11 @@ def _call_node(node, gs, create_graph):
             _warn_forward_trace(node)
             raise
     elif len(gs) == 1:  # a positional call: unpacking the list costs more than the call
-        result = type(node).backward(node, gs[0])
+        g = gs[0]
+        if node.holomorphic and g is not None and g.dtype.is_complex:
+            result = _conjugates(type(node).backward(node, g.conj()))
+        else:
+            result = type(node).backward(node, g)
     else:
         result = type(node).backward(node, *gs)
     if type(result) is not tuple:

@@ -68,6 +68,9 @@ class Function:
     half_in_float32 = False  # compute float16/bfloat16 in float32 and round the results back
     int_to_float = False  # compute integer and bool inputs in the default float dtype (float-valued ops: exp, log)
     is_view = False  # the output may alias the first input's memory
+    # backward multiplies the gradient by f'(z), written as for real z: for complex gradients the engine runs it on
+    # conj(grad) and conjugates the result, which gives torch's grad * conj(f'(z))
+    holomorphic = False
 
     # Per-call state; class defaults keep apply's fast path free of stores.
     xp = np
@@ -241,6 +244,8 @@ def _dispatcher(cls):
                 arrays.append(x)
                 if x is not None:
                     scalars = True
+        if scalars and _has_numpy_value(inputs):
+            return apply(*_from_numpy_values(inputs), **params)
         if dev is not CPU and dev is not None:
             ctx.xp = array_module(dev)
             ctx._device = dev
@@ -356,6 +361,21 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
                 back = back or x.dtype
                 arrays[i] = x._data.astype(_FLOAT32)
     return arrays, back
+
+
+def _has_numpy_value(inputs):
+    for x in inputs:
+        if isinstance(x, (np.generic, np.ndarray)):
+            return True
+    return False
+
+
+def _from_numpy_values(inputs):
+    """NumPy scalars as the Python numbers they hold (weak in type promotion, as torch takes them; a NumPy bool, as
+    in torch, as a float) and NumPy arrays as CPU tensors (sharing their memory)."""
+    return [(float(x) if isinstance(x, np.bool_) else x.item()) if isinstance(x, np.generic) else
+            Tensor._make(x, _dtype.from_numpy_dtype(x.dtype), CPU) if isinstance(x, np.ndarray) else x
+            for x in inputs]
 
 
 def _scalars_fit(inputs, dt):

@@ -4,3 +4,5 @@ from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList,
                       Unflatten)
 from .modules import *  # noqa: F401,F403
 from . import functional, init, modules, parameter
+from . import parallel
+from .parallel import DataParallel

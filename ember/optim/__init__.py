@@ -13,3 +13,4 @@ from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
 from . import lr_scheduler
+from . import swa_utils

@@ -3,3 +3,4 @@
 from . import data
 from .checkpointer import Checkpointer
 from . import checkpoint
+from . import hooks

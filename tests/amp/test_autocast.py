@@ -36,7 +36,32 @@ LOWER = {
     "conv_transpose2d": (lambda m, x, w: m.nn.functional.conv_transpose2d(x, w, stride=2), [(2, 3, 4, 4), (3, 2, 3, 3)]),
     "sdpa": (lambda m, q, k, v: m.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
              [(2, 3, 5, 8), (2, 3, 5, 8), (2, 3, 5, 8)]),
+    "einsum": (lambda m, a, b: m.einsum("bij,jk->bik", a, b), [(2, 5, 8), (8, 4)]),
+    "tensordot": (lambda m, a, b: m.tensordot(a, b, dims=([1], [0])), [(5, 8), (8, 4)]),
+    "multi_dot": (lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [(5, 8), (8, 4), (4, 3)]),
+    "inner": (lambda m, a, b: m.inner(a, b), [(5, 8), (4, 8)]),
+    "prelu": (lambda m, x, w: m.nn.functional.prelu(x, w), [(2, 3, 4), (3,)]),
 }
+
+# ops on neither of torch's lists: they compute in their inputs' dtypes, although built on products
+NATIVE = {
+    "mv": (lambda m, a, v: m.mv(a, v), [(5, 8), (8,)]),
+    "dot": (lambda m, a, b: m.dot(a, b), [(8,), (8,)]),
+    "bilinear": (lambda m, a, b, w: m.nn.functional.bilinear(a, b, w), [(5, 4), (5, 3), (2, 4, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(NATIVE))
+def test_ops_on_neither_list_keep_their_inputs_dtype(name):
+    fn, shapes = NATIVE[name]
+    arrays = [_f32(*s) for s in shapes]
+    e_in, t_in = zip(*(_pair(a) for a in arrays))
+    with ember.autocast("cpu"):
+        ye = fn(ember, *e_in)
+    with torch.autocast("cpu"):
+        yt = fn(torch, *t_in)
+    assert yt.dtype == torch.float32
+    _close(ye, yt)  # torch's bilinear runs its inner products in bfloat16: compared at that precision
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

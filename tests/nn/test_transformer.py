@@ -197,3 +197,37 @@ def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), globs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("case", ["inference", "grad enabled", "train", "not left-aligned", "with mask",
+                                  "norm_first"])
+def test_encoder_stack_pads_like_torchs_nested_path(case):
+    """torch runs an inference call with a key padding mask on nested tensors: padded positions come out zero
+    (before the final norm); otherwise they hold computed values."""
+    layer_kw = dict(BASE, batch_first=True, dropout=0.0, norm_first=case == "norm_first")
+    t_layer, e_layer = _pair("TransformerEncoderLayer", **layer_kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tm = torch.nn.TransformerEncoder(t_layer, 2, norm=torch.nn.LayerNorm(D)).eval()
+        em = ember.nn.TransformerEncoder(e_layer, 2, norm=ember.nn.LayerNorm(D)).eval()
+    em.load_state_dict(tm.state_dict())
+    if case == "train":
+        tm.train(), em.train()
+    kpm = np.zeros((B, S), bool)
+    kpm[1, 2:] = True
+    if case == "not left-aligned":
+        kpm[2, 1] = True
+    x = _randn(B, S, D)
+    mask = _causal(S) if case == "with mask" else None
+
+    def run(m, model):
+        args = dict(src_key_padding_mask=m.tensor(kpm), mask=None if mask is None else m.tensor(mask))
+        if case == "grad enabled":
+            return model(m.tensor(x, requires_grad=True), **args)
+        with m.no_grad():
+            return model(m.tensor(x), **args)
+    yt, ye = run(torch, tm), run(ember, em)
+    _close(ye, yt)
+    with torch.no_grad():
+        padded_as_zeros = bool((yt[1, 2:] == tm.norm(torch.zeros(D))).all())
+    assert padded_as_zeros == (case == "inference")

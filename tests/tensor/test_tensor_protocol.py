@@ -2,6 +2,7 @@
 type names, new_* factories, in-place fill_/zero_/copy_ (with autograd), pickling and devices."""
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -247,3 +248,17 @@ def test_module_level_predicates():
         else:
             same_error(lambda: ember.is_nonzero(e), lambda: torch.is_nonzero(t))
     assert not ember.is_tensor([1]) and not ember.is_tensor(np.ones(1))
+
+
+def test_in_place_writes_keep_pythons_once_per_location_warnings():
+    """fill_/zero_/copy_ must not install warning filters: that resets Python's registry, and a warning of the
+    calling loop would then show on every iteration."""
+    t = ember.zeros(2)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            warnings.warn("once here")
+            t.zero_()
+            t.fill_(2)
+            t.copy_(ember.ones(2))
+    assert [str(w.message) for w in seen] == ["once here"]

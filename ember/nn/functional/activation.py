@@ -5,6 +5,7 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
            "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus", "softshrink", "tanh", "sigmoid",
            "hardsigmoid", "silu", "mish", "hardswish", "softmin", "softmax", "log_softmax", "gumbel_softmax"]
 from ... import _dtype
+from ..._autocast import lower_precision_inputs
 from ..._creation import empty, empty_like, zeros_like
 from ..._ops.binary import _where
 from ..._ops import nn_ops as _ops
@@ -127,6 +128,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
+@lower_precision_inputs
 def prelu(input, weight):
     """``max(0, x) + weight * min(0, x)`` with a learnable ``weight`` per channel (dim 1) or a single one."""
     if weight.ndim > 1:

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ... import _dtype
-from ..._autocast import lower_precision_inputs
+from ..._autocast import input_precision, lower_precision_inputs
 from ..._kernels import blas as _blas
 from ..._ops.matmul import matmul
 from ..._ops.reduce import sum as _sum
@@ -125,6 +125,7 @@ def _general(input, weight, bias):
     return y + bias
 
 
+@input_precision
 def bilinear(input1, input2, weight, bias=None):
     """Applies ``y = x_1^T A x_2 + b`` per output feature.
 

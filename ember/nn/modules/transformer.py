@@ -2,8 +2,10 @@
 import copy
 import warnings
 
+from ..._autocast import ACTIVE
 from ..._creation import full
 from ..._ops.shape import triu
+from ...autograd.grad_mode import grad_enabled
 from .. import functional as F
 from ..functional.attention import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_
@@ -123,7 +125,8 @@ class Transformer(Module):
 class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer``, then ``norm`` if given.
 
-    ``enable_nested_tensor`` and ``mask_check`` are accepted for compatibility (padded batches are always dense).
+    Batches are always dense; where torch would run on nested tensors (see ``_takes_nested_path``), padded
+    positions come out zero, as from torch.
     """
 
     __constants__ = ["norm"]
@@ -151,9 +154,31 @@ class TransformerEncoder(Module):
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if self._takes_nested_path(src, mask, src_key_padding_mask):
+            # torch runs this case on nested tensors, and pads the result with zeros
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _takes_nested_path(self, src, mask, padding_mask):
+        """Whether torch would run this call on nested tensors (inference, batch-first, a key padding mask with the
+        padding at the end of each sequence, no attention mask, nothing that requires grad)."""
+        first = self.layers[0]
+        if (not self.use_nested_tensor or first.training or src.dim() != 3 or padding_mask is None
+                or mask is not None or "cuda" in (ACTIVE.get() or ())):  # torch.is_autocast_enabled(): CUDA's
+            return False
+        keep = (padding_mask == 0).long()
+        if keep.ndim != 2 or bool((keep[:, 1:] > keep[:, :-1]).any()):  # not left-aligned: torch's mask check
+            return False
+        if grad_enabled():
+            attn = first.self_attn
+            params = (attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                      first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias,
+                      first.linear1.weight, first.linear1.bias, first.linear2.weight, first.linear2.bias)
+            if src.requires_grad or any(p is not None and p.requires_grad for p in params):
+                return False
+        return True
 
 
 def _why_not_sparsity_fast_path(layer):

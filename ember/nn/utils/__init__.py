@@ -6,3 +6,4 @@ from . import rnn
 from . import parametrize, parametrizations
 from .weight_norm import weight_norm, remove_weight_norm
 from .spectral_norm import spectral_norm, remove_spectral_norm
+from . import stateless

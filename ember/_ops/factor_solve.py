@@ -1,0 +1,109 @@
+"""Solving and inverting from a factorization: cholesky_solve, cholesky_inverse, lu_unpack, and the legacy
+triangular_solve. Composites of solve_triangular, differentiable in the factors' triangles."""
+
+__all__ = ["cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_unpack"]
+import warnings
+
+from .._creation import eye, zeros
+from .._tensor import register, write_out
+from ..return_types import structseq
+from .decomp import _pivots_matrix
+from .matmul import constant, matmul, scalar_name, xp_of
+from .solve import check_float, check_matrix, solve_triangular
+from .view import broadcast_pair
+
+_TriangularSolveT = structseq("triangular_solve", ("solution", "cloned_coefficient"))
+_LuUnpackT = structseq("lu_unpack", ("P", "L", "U"))
+
+
+def _check_pair(B, A, op):
+    if B.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions instead")
+    check_matrix(A, op)
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {scalar_name(B.dtype)} and "
+                           f"A of type {scalar_name(A.dtype)} instead.")
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """The solution ``X`` of ``A X = B`` for ``A = L L^T`` (``upper``: ``A = U^T U``) given its Cholesky factor;
+    only that triangle of ``L`` is read.
+
+    Example::
+
+        >>> L = ember.tensor([[2., 0.], [1., 1.]])
+        >>> ember.cholesky_solve(L @ L.T @ ember.tensor([[1.], [2.]]), L)
+        tensor([[1.],
+                [2.]])
+    """
+    _check_pair(B, L, "cholesky_solve")
+    if upper:
+        X = solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+    else:
+        X = solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+    return write_out(X, out)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """The inverse of ``A = L L^T`` (``upper``: ``A = U^T U``) from its Cholesky factor; only that triangle of
+    ``L`` is read.
+
+    Example::
+
+        >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]])
+    """
+    check_matrix(L, "cholesky_inverse")
+    check_float(L, "cholesky_inverse", "cholesky_inverse_out_cpu")
+    n = L.shape[-1]
+    Linv = solve_triangular(L, eye(n, dtype=L.dtype, device=L.device), upper=upper)  # L^-1 (or U^-1)
+    X = matmul(Linv, Linv.mT) if upper else matmul(Linv.mT, Linv)
+    return write_out(X, out)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``(solution, cloned_coefficient)``: the solution of ``A X = b`` (``transpose``: ``A^T X = b``) for the
+    ``upper`` (or lower) triangular ``A``, and a copy of ``A`` broadcast to the batch shape. Deprecated in torch in
+    favour of ``linalg.solve_triangular``."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be removed "
+                  "in a future PyTorch release.", UserWarning, stacklevel=2)
+    if b.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {b.ndim} "
+                           "dimensions instead")
+    _check_pair(b, A, "triangular_solve")
+    batch = broadcast_pair(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    X = solve_triangular(A.mT if transpose else A, b, upper=upper != transpose, unitriangular=unitriangular)
+    r = _TriangularSolveT(X, A.expand(tuple(batch) + tuple(A.shape[-2:])).clone())
+    if out is not None:
+        return _TriangularSolveT(*(write_out(t, o) for t, o in zip(r, out)))
+    return r
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """``(P, L, U)`` with ``A = P L U`` from ``(LU_data, LU_pivots) = linalg.lu_factor(A)``; ``L`` and ``U`` (or
+    ``P``) are empty unless ``unpack_data`` (or ``unpack_pivots``). Differentiable in ``LU_data``.
+
+    Example::
+
+        >>> P, L, U = ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]])))
+        >>> P
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    empty = zeros(0, dtype=LU_data.dtype, device=LU_data.device)
+    L = U = P = empty
+    if unpack_data:
+        L = LU_data.narrow(-1, 0, k).tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        U = LU_data.narrow(-2, 0, k).triu()
+    if unpack_pivots:
+        P = constant(_pivots_matrix(xp_of(LU_data), LU_pivots._data, LU_data.dtype.np, m), LU_data)
+    r = _LuUnpackT(P, L, U)
+    if out is not None:
+        return _LuUnpackT(*(write_out(t, o) for t, o in zip(r, out)))
+    return r
+
+
+register(cholesky_solve, cholesky_inverse, triangular_solve)

@@ -1,0 +1,432 @@
+"""Function transforms, as ``torch.func``: functional_call, grad, grad_and_value, vjp, jacrev, jacfwd, hessian, vmap.
+
+They are built on ``ember.autograd`` rather than on functorch's levels: a transform differentiates a function at fresh
+copies of its inputs (detached leaves, or views of inputs that already require grad) and builds a graph of the
+gradients only where something outside the transform needs it (an input that requires grad, or an enclosing
+transform), so transforms nest (``hessian``, ``grad(grad(f))``, ``vmap(grad(f))``). Everything is reverse mode:
+``jacfwd`` is ``jacrev`` (the Jacobian is the same). ``vmap`` runs the function once per slice and stacks the results
+rather than batching the ops, so its cost is a Python loop over the batch.
+
+Inputs and outputs may be tensors or nests (pytrees) of tuples, lists and dicts of them.
+"""
+import functools
+
+from ._creation import zeros, zeros_like
+from ._ops.shape import stack
+from ._random import get_rng_state, set_rng_state
+from ._tensor import Tensor
+from .autograd.engine import grad as _autograd_grad
+from .autograd.grad_mode import enable_grad, is_grad_enabled
+from .nn.utils.stateless import _functional_call
+
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian",
+           "vmap"]
+
+
+# -- pytrees: (leaves, spec) with spec None for a leaf, else (type, dict keys or None, child specs) -------------------
+def _is_node(tree):
+    return type(tree) in (tuple, list, dict) or (isinstance(tree, tuple) and hasattr(tree, "_fields"))
+
+
+def _children(tree):
+    return list(tree.values()) if isinstance(tree, dict) else list(tree)
+
+
+def _flatten(tree):
+    if not _is_node(tree):
+        return [tree], None
+    leaves, specs = [], []
+    for child in _children(tree):
+        lv, sp = _flatten(child)
+        leaves += lv
+        specs.append(sp)
+    return leaves, (type(tree), list(tree) if isinstance(tree, dict) else None, specs)
+
+
+def _unflatten(spec, leaves):
+    """The nest of ``spec`` with the values of the iterator ``leaves``."""
+    if spec is None:
+        return next(leaves)
+    kind, keys, specs = spec
+    values = [_unflatten(s, leaves) for s in specs]
+    if keys is not None:
+        return kind(zip(keys, values))
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)
+
+
+def _broadcast(prefix, tree):
+    """One entry of ``prefix`` per leaf of ``tree``; an int or None in ``prefix`` stands for a whole subtree."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(_flatten(tree)[0])
+    if type(prefix) is not type(tree) or not _is_node(tree) or len(prefix) != len(tree) or (
+            isinstance(tree, dict) and set(prefix) != set(tree)):
+        raise ValueError
+    pairs = [(prefix[k], v) for k, v in tree.items()] if isinstance(tree, dict) else zip(prefix, tree)
+    return [d for p, t in pairs for d in _broadcast(p, t)]
+
+
+# -- functional_call -------------------------------------------------------------------------------------------------
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """Calls ``module(*args, **kwargs)`` with the given tensors (by dotted name) in place of its parameters and
+    buffers; the module's own tensors are put back afterwards, even on error. Gradients flow to the given tensors.
+
+    Args:
+        module (Module): the module to call.
+        parameter_and_buffer_dicts (dict or sequence of dicts): ``{name: tensor}``; several dicts are merged (a name
+            in two of them raises).
+        args (Any or tuple): positional arguments (one that is not a tuple is the single argument).
+        kwargs (dict): keyword arguments.
+        tie_weights (bool): tied parameters and buffers stay tied (different values for them raise). Default: True
+        strict (bool): the names must be exactly the module's parameters and buffers. Default: False
+
+    Example::
+
+        >>> params = {k: v.detach() for k, v in model.named_parameters()}
+        >>> out = ember.func.functional_call(model, params, (x,))
+    """
+    if isinstance(parameter_and_buffer_dicts, dict):
+        tensors = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+        keys = [k for d in parameter_and_buffer_dicts for k in d]
+        repeated = list(dict.fromkeys(k for k in keys if keys.count(k) > 1))
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+                             "ambiguous")
+        tensors = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+                         f"{type(parameter_and_buffer_dicts)}")
+    return _functional_call(module, tensors, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def stack_module_state(models):
+    """The parameters and buffers of ``models`` (same class and mode) stacked along a new first dimension, as two
+    dicts for :func:`functional_call` under :func:`vmap` (model ensembling). Stacked parameters are new leaves."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        tables = [dict(t) for t in named]
+        out = {}
+        for k in tables[0]:
+            ts = [t[k] for t in tables]
+            if len({t.requires_grad for t in ts}) != 1:
+                raise RuntimeError(f"Expected {k} from each model to have the same .requires_grad")
+            out[k] = stack(ts).detach().requires_grad_() if ts[0].requires_grad else stack(ts)
+        return out
+    return (stacked([m.named_parameters() for m in models]), stacked([m.named_buffers() for m in models]))
+
+
+# -- reverse-mode transforms -----------------------------------------------------------------------------------------
+def _diff_args(args, argnums):
+    """``args[argnums]`` (a tuple of them for a tuple ``argnums``), checked as torch.func checks it."""
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and all(isinstance(n, int) for n in argnums):
+        if not argnums:
+            raise RuntimeError("argnums must be non-empty")
+        nums = argnums
+    else:
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    for n in nums:
+        if not -len(args) <= n < len(args):
+            raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
+    return args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums)
+
+
+def _with_diff_args(args, argnums, new):
+    args = list(args)
+    for n, v in zip((argnums,) if isinstance(argnums, int) else argnums, (new,) if isinstance(argnums, int) else new):
+        args[n] = v
+    return tuple(args)
+
+
+def _fresh(x):
+    """The input a transform differentiates at: a view of ``x`` if it requires grad (so an enclosing graph sees
+    through), else a detached leaf."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_()
+
+
+def _create_graph(outputs, fresh):
+    """Whether the gradients need a graph: grad mode is on and the outputs reach a leaf requiring grad other than
+    the transform's own fresh leaves (a user's tensor, or an enclosing transform's input)."""
+    if not is_grad_enabled():
+        return False
+    ours = {id(t) for t in fresh}
+    nodes = []
+    for o in outputs:
+        if o.requires_grad:
+            if o.grad_fn is None and id(o) not in ours:
+                return True
+            nodes.append(o.grad_fn)
+    seen = set()
+    while nodes:
+        node = nodes.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        leaf = getattr(node, "variable", None)
+        if leaf is not None and id(leaf) not in ours:
+            return True
+        nodes.extend(f for f, _ in node.next_functions)
+    return False
+
+
+def _grads(outputs, inputs, grad_outputs, create_graph):
+    """d(outputs)/d(inputs) against ``grad_outputs``, zeros where an input is unused."""
+    used = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    gs = (_autograd_grad([o for o, _ in used], inputs, [g for _, g in used], retain_graph=True,
+                         create_graph=create_graph, allow_unused=True) if used else [None] * len(inputs))
+    return [zeros_like(x) if g is None else g for x, g in zip(inputs, gs)]
+
+
+def _unwrap(tree, create_graph):
+    """A transform's value or aux as returned: detached unless a graph is being built."""
+    leaves, spec = _flatten(tree)
+    return _unflatten(spec, iter(t.detach() if isinstance(t, Tensor) and not create_graph else t for t in leaves))
+
+
+def _split_aux(out, has_aux, api):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return out
+
+
+def _tensor_leaves(out, api):
+    leaves, spec = _flatten(out)
+    for t in leaves:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{api}: Expected f to return a Tensor or a (nested) tuple/list/dict of Tensors, "
+                               f"got {type(t)}")
+    return leaves, spec
+
+
+def _call(func, args, kwargs, argnums):
+    """Runs ``func`` at fresh copies of its differentiated arguments: (output, fresh leaves, their spec)."""
+    leaves, spec = _flatten(_diff_args(args, argnums))
+    fresh = [_fresh(x) for x in leaves]
+    with enable_grad():
+        out = func(*_with_diff_args(args, argnums, _unflatten(spec, iter(fresh))), **kwargs)
+    return out, fresh, spec
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """Like :func:`grad`, but the returned function gives ``(gradient, value)`` (``(gradient, (value, aux))`` with
+    ``has_aux``)."""
+    api = "grad_and_value(f)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        out, fresh, spec = _call(func, args, kwargs, argnums)
+        out, aux = _split_aux(out, has_aux, api)
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+        if out.dim() != 0:
+            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with {out.dim()} "
+                               "dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+        cg = _create_graph([out], fresh)
+        g = _unflatten(spec, iter(_grads([out], fresh, [None], cg)))
+        value = _unwrap(out, cg)
+        return (g, (value, _unwrap(aux, cg))) if has_aux else (g, value)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of ``func`` (which returns a scalar tensor) with respect to its argument(s) ``argnums``, as a
+    function of the same arguments.
+
+    Args:
+        func (callable): the function; with ``has_aux`` it returns ``(output, aux)``.
+        argnums (int or tuple of ints): which positional arguments to differentiate (each a tensor or a nest of
+            them; the gradient has the same structure). Default: 0
+        has_aux (bool): ``func`` also returns an auxiliary object, passed through. Default: False
+
+    Example::
+
+        >>> x = ember.tensor([1.0, 2.0])
+        >>> ember.func.grad(lambda x: (x ** 2).sum())(x)
+        tensor([2., 4.])
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``func(*primals)`` and a function mapping cotangents (the output's structure) to the vector-Jacobian
+    products, one per primal: ``(output, vjp_fn)``, or ``(output, vjp_fn, aux)`` with ``has_aux``."""
+    api = "vjp(f, *primals)"
+    out, fresh, spec = _call(lambda *a: func(*a), primals, {}, tuple(range(len(primals))))
+    out, aux = _split_aux(out, has_aux, api)
+    outs, out_spec = _tensor_leaves(out, api)
+    cg = _create_graph(outs, fresh)
+
+    def vjp_fn(cotangents):
+        cts, ct_spec = _flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                               "to the function.")
+        return _unflatten(spec, iter(_grads(outs, fresh, cts, cg)))
+    result = (_unwrap(out, cg), vjp_fn)
+    return result + (_unwrap(aux, cg),) if has_aux else result
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    """The Jacobian of ``func`` with respect to its argument(s) ``argnums``, by reverse mode (one vector-Jacobian
+    product per output element): for an output of shape ``S`` and an input of shape ``T``, a tensor of shape
+    ``S + T``, nested as the outputs and then as the inputs. ``chunk_size`` is accepted for torch's signature."""
+    api = "jacrev(f, argnums)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        out, fresh, spec = _call(func, args, kwargs, argnums)
+        out, aux = _split_aux(out, has_aux, api)
+        outs, out_spec = _tensor_leaves(out, api)
+        cg = _create_graph(outs, fresh)
+        jacs = []
+        for o in outs:
+            rows = []
+            for i in range(o.numel()):
+                basis = zeros(o.numel(), dtype=o.dtype, device=o.device)
+                basis[i] = 1
+                rows.append(_grads([o], fresh, [basis.view(o.shape)], cg))
+            cols = [stack([r[j] for r in rows]).reshape(o.shape + x.shape) if rows
+                    else zeros(o.shape + x.shape, dtype=x.dtype, device=x.device) for j, x in enumerate(fresh)]
+            jacs.append(_unflatten(spec, iter(cols)))
+        jac = _unflatten(out_spec, iter(jacs))
+        return (jac, _unwrap(aux, cg)) if has_aux else jac
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of ``func``, as ``torch.func.jacfwd``. ember has no forward mode: this is :func:`jacrev`, which
+    gives the same Jacobian (at one backward pass per output element rather than one forward pass per input
+    element)."""
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """The Hessian of the scalar function ``func`` with respect to its argument(s) ``argnums``: ``jacrev`` of
+    ``jacrev`` (torch composes jacfwd over jacrev; the result is the same)."""
+    return jacrev(jacrev(func, argnums), argnums)
+
+
+# -- vmap ------------------------------------------------------------------------------------------------------------
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Vectorizes ``func`` over a dimension of its inputs: ``vmap(f)(x)[i] == f(x[i])``.
+
+    ember runs ``func`` once per slice and stacks the results along ``out_dims`` (a loop, not batched ops), so any
+    function works, including in-place ops, ``.item()`` and data-dependent control flow; nesting and composing with
+    :func:`grad` work the same way.
+
+    Args:
+        func (callable): the function, taking and returning tensors (or nests of them).
+        in_dims (int or tuple): the batch dimension of each positional argument: an int for all of them, or a tuple
+            with one entry per argument, each an int, None (not batched) or a nest matching that argument.
+            Keyword arguments are not batched. Default: 0
+        out_dims (int or tuple): where the batch dimension goes in each output (None: an unbatched output, taken
+            from the first slice). Default: 0
+        randomness (str): 'error' raises if ``func`` draws from the default CPU generator, 'different' lets each
+            slice draw its own numbers, 'same' replays the generator for every slice. Default: 'error'
+        chunk_size (int or None): accepted for torch's signature (slices always run one at a time).
+
+    Example::
+
+        >>> x = ember.randn(5, 3)
+        >>> ember.vmap(ember.dot)(x, x).shape
+        ember.Size([5])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    name = getattr(func, "__name__", repr(func))
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if not args:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                             "trying to vmap over a function with no inputs. The latter is unsupported.")
+        if not isinstance(in_dims, (int, tuple)):
+            raise ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
+                             f"structure of inputs, got: {type(in_dims)}.")
+        leaves, spec = _flatten(args)
+        try:
+            dims = _broadcast(in_dims, args)
+        except ValueError:
+            raise ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`.") from None
+        sizes = []
+        for x, d in zip(leaves, dims):
+            if d is None:
+                continue
+            if not isinstance(x, Tensor):
+                raise ValueError(f"{where}: Got in_dim={d} for an input but the input is of type {type(x)}. We cannot "
+                                 "vmap over non-Tensor arguments, please use None as the respective in_dim")
+            if not -x.dim() <= d < x.dim():
+                raise ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
+                                 f"dimensionality {x.dim()} so expected in_dim to satisfy -{x.dim()} <= in_dim < "
+                                 f"{x.dim()}.")
+            sizes.append(x.shape[d])
+        if not sizes:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if len(set(sizes)) > 1:
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension")
+        n = sizes[0]
+        state = get_rng_state() if randomness != "different" else None
+        outs = []
+        for i in range(max(n, 1)):  # an empty batch runs func once on zeros, for the shapes of its outputs
+            if randomness == "same":
+                set_rng_state(state)
+            sliced = [x if d is None else x.select(d, i) if n else _empty_slice(x, d) for x, d in zip(leaves, dims)]
+            outs.append(func(*_unflatten(spec, iter(sliced)), **kwargs))
+            if randomness == "error" and i == 0 and get_rng_state().tolist() != state.tolist():
+                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                                   "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                                   "operation out of vmap")
+        return _stack_outputs(outs, n, out_dims, name)
+    return wrapped
+
+
+def _empty_slice(x, d):
+    shape = list(x.shape)
+    del shape[d]
+    return zeros(shape, dtype=x.dtype, device=x.device)
+
+
+def _stack_outputs(outs, n, out_dims, name):
+    first, spec = _flatten(outs[0])
+    if isinstance(out_dims, tuple) and len(out_dims) == 1 and not isinstance(outs[0], tuple):
+        out_dims = out_dims[0]
+    try:
+        dims = _broadcast(out_dims, outs[0])
+    except ValueError:
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                         "structure of `outputs`.") from None
+    per_slice = [_flatten(o)[0] for o in outs]
+    result = []
+    for j, (o, d) in enumerate(zip(first, dims)):
+        if d is None:
+            result.append(o)
+            continue
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you mean "
+                             "to set out_dims= to None for output?")
+        result.append(stack([leaves[j] for leaves in per_slice], d) if n else
+                      stack([o], d).narrow(d if d >= 0 else d + o.dim() + 1, 0, 0))
+    return _unflatten(spec, iter(result))

@@ -1,0 +1,4 @@
+"""Parallel wrappers of modules."""
+from .data_parallel import DataParallel
+
+__all__ = ["DataParallel"]
