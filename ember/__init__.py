@@ -53,7 +53,7 @@ from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, t
 from .nn.functional._toplevel import *  # noqa: F401,F403
 from . import utils, datasets, transforms
 from .serialization import save, load
-from . import amp, backends, distributions, testing
+from . import amp, backends, testing
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ._compile import compile
 from ._foreach import *  # noqa: F401,F403
@@ -66,7 +66,7 @@ from ._settings import (set_float32_matmul_precision, get_float32_matmul_precisi
 from ._legacy import *  # noqa: F401,F403
 from ._interop import get_num_interop_threads, set_num_interop_threads
 from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype
-from . import cpu, distributed, jit, multiprocessing, version
+from . import cpu, distributed, jit, multiprocessing, profiler, version
 from .version import __version__
 
 newaxis = None
@@ -74,8 +74,9 @@ _malloc.keep_freed_memory()
 
 
 def __getattr__(name):
-    # ember.onnx needs the onnx package (the `ember[onnx]` extra): imported on first use, as `import ember` stays light
-    if name == "onnx":
+    # imported on first use, as `import ember` stays light: ember.onnx needs the onnx package (the `ember[onnx]`
+    # extra); ember.distributions is large
+    if name in ("onnx", "distributions"):
         import importlib
-        return importlib.import_module(".onnx", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

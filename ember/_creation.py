@@ -9,6 +9,8 @@ import numpy as np
 from . import _dtype
 from ._device import CPU, array_module, device_of_array, normalize
 from ._dlpack import from_dlpack
+from ._ops.memory_format import as_format, format_strides, like_strides, preserve_format
+from ._ops.memory_format import empty_strided as _empty_strided
 from ._tensor import Tensor, write_out
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "scalar_tensor", "zeros", "ones", "empty",
@@ -417,8 +419,18 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
-    """An uninitialised tensor of the given size."""
-    return _filled("empty", None, _size(size, "empty", **kw), dtype, device, requires_grad, out)
+    """An uninitialised tensor of the given size, laid out in ``memory_format`` (e.g. ``ember.channels_last``)."""
+    shape = _size(size, "empty", **kw)
+    if memory_format is not None:
+        fmt = as_format(memory_format)
+        if fmt.perm is not None:
+            dt, dev = _factory("empty", dtype, device, out)
+            with _on(dev):
+                arr = _empty_strided(array_module(dev), shape, format_strides(shape, fmt), dt.np)
+            return _finish(arr, dt, dev, requires_grad, out)
+        if fmt is preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+    return _filled("empty", None, shape, dtype, device, requires_grad, out)
 
 
 def _fill_dtype(value):
@@ -440,25 +452,21 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     return _filled("full", value, shape, dt, dev, requires_grad, out)
 
 
-def _like(input, dtype, device, memory_format):
+def _make_like(input, value, dtype, device, requires_grad, memory_format):
     dt = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
     dev = input.device if device is None else normalize(device)
-    order = "K" if memory_format is None or str(memory_format).endswith("preserve_format") else "C"
-    return dt, dev, order
-
-
-def _make_like(input, value, dtype, device, requires_grad, memory_format):
-    dt, dev, order = _like(input, dtype, device, memory_format)
+    strides = like_strides(input._data, as_format(memory_format))  # None: C order
     xp = array_module(dev)
     if value is not None:
         value = cast_scalar(value, dt)
-    src = input._data if dev is input.device else None
     with _on(dev):
-        if src is not None:  # keeps the input's memory layout (torch's preserve_format)
-            arr = xp.empty_like(src, dt.np, order) if value is None else xp.full_like(src, value, dt.np, order)
-        else:
+        if strides is None:
             shape = input._data.shape
             arr = xp.empty(shape, dt.np) if value is None else xp.full(shape, value, dt.np)
+        else:  # torch's preserve_format keeps a dense input's strides, channels_last gives NHWC memory
+            arr = _empty_strided(xp, input._data.shape, strides, dt.np)
+            if value is not None:
+                arr[...] = value
     return _finish(arr, dt, dev, requires_grad)
 
 

@@ -17,6 +17,7 @@ from ._fill import write_values
 from ._device import CPU, array_module, device as _device_cls, normalize
 from ._tensor import Tensor, register
 from .autograd.function import Function
+from ._ops.memory_format import as_format, laid_out, like_strides
 from ._ops.view import broadcast_pair
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -482,18 +483,28 @@ def _like_args(input, dtype, device):
             input.device if device is None else normalize(device))
 
 
+def _laid_like(t, input, memory_format):
+    """Fresh samples ``t`` laid out as ``empty_like(input, memory_format=memory_format)`` would be."""
+    strides = like_strides(input._data, as_format(memory_format))
+    if strides is not None:
+        t._data = laid_out(array_module(t.device), t._data, strides)
+    return t
+
+
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     """Uniform ``[0, 1)`` samples with the shape (and, unless given, dtype and device) of ``input``."""
     dt, dev = _like_args(input, dtype, device)
-    return rand(input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    t = rand(input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _laid_like(t, input, memory_format)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     """Standard normal samples with the shape (and, unless given, dtype and device) of ``input``."""
     dt, dev = _like_args(input, dtype, device)
-    return randn(input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    t = randn(input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _laid_like(t, input, memory_format)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
@@ -502,7 +513,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     dt, dev = _like_args(input, dtype, device)
-    return randint(low, high, input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    t = randint(low, high, input.shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _laid_like(t, input, memory_format)
 
 
 # -- in-place samplers (Tensor methods) ------------------------------------------------------------------------------

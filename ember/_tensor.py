@@ -25,6 +25,7 @@ class Tensor:
                  "_view_chain", "_view_version", "__weakref__", "__dict__")
     # Rarely set state lives in the instance __dict__ when set, so creating a tensor stays cheap.
     _hooks = None
+    _post_accumulate_grad_hooks = None
     _retains_grad = False
     __array_priority__ = 1000  # make NumPy defer to our reflected operators
 
@@ -174,13 +175,24 @@ class Tensor:
         return (here - start) // self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
-        return self._data.flags.c_contiguous
+        """Whether this tensor is laid out densely in ``memory_format`` (row-major by default), judged by strides."""
+        if memory_format is None:
+            return self._data.flags.c_contiguous
+        from ._ops.memory_format import is_contiguous_as
+        return is_contiguous_as(self, memory_format)
 
     def data_ptr(self):
         return _address(self._data)
 
     def untyped_storage(self):
-        return self._base._data if self._base is not None else self._data
+        """The bytes behind this tensor and every view of its base (``ember._storage.UntypedStorage``)."""
+        from ._storage import untyped_storage
+        return untyped_storage(self)
+
+    def storage(self):
+        """This tensor's storage as elements of its dtype (deprecated in torch, as ``TypedStorage``)."""
+        from ._storage import typed_storage
+        return typed_storage(self)
 
     def _wrap_dim(self, dim, ndim=None):
         return wrap_dim(dim, self._data.ndim if ndim is None else ndim)
@@ -231,6 +243,17 @@ class Tensor:
         if self._hooks is None:
             self._hooks = []
         return _function.RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Registers ``hook(tensor)`` to run on this leaf after backward has accumulated its ``.grad`` (e.g. an
+        optimizer step in backward); it returns None."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        return _function.RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     # -- conversion ----------------------------------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -417,12 +440,12 @@ class Tensor:
         """Returns this tensor with another dtype and/or device (itself when nothing changes).
 
         ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; keywords ``dtype``, ``device``,
-        ``non_blocking``, ``copy``.
+        ``non_blocking``, ``copy``, ``memory_format``.
         """
         dtype, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        fmt = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
@@ -435,7 +458,11 @@ class Tensor:
             elif a is not None:
                 dev = a
         from ._ops.convert import to_device_dtype
-        return to_device_dtype(self, dtype, dev, copy)
+        out = to_device_dtype(self, dtype, dev, copy)
+        if fmt is None:
+            return out
+        from ._ops.memory_format import as_format, to_format
+        return to_format(out, as_format(fmt), out is not self)
 
     def cpu(self):
         return self.to("cpu")

@@ -4,6 +4,7 @@ from ._ops.decomp import (cholesky_ex, eigh, eigvalsh, householder_product, lsts
 from ._ops.decomp import linalg_cholesky as cholesky
 from ._ops.decomp import linalg_qr as qr
 from ._ops.decomp import linalg_svd as svd
+from ._ops.eig import eig, eigvals
 from ._ops.linalg import linalg_cross as cross
 from ._ops.linalg import cond, matrix_norm, norm, tensorinv, tensorsolve, vander, vecdot
 from ._ops.matmul import matmul, multi_dot
@@ -11,7 +12,7 @@ from ._ops.reduce import vector_norm
 from ._ops.solve import LinAlgError, det, inv, inv_ex, solve, solve_ex, solve_triangular
 from ._ops.solve import linalg_slogdet as slogdet
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
            "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",

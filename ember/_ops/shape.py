@@ -12,8 +12,8 @@ from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .reduce import sum as _sum
 from ._strided import Gather, ViewScatter
-from .view import (Diagonal, clone, contiguous, contiguous_format, expand, flatten, narrow, reshape, transpose,
-                   unsqueeze)
+from .memory_format import clone, contiguous, contiguous_format
+from .view import Diagonal, expand, flatten, narrow, reshape, transpose, unsqueeze
 from .view import diagonal as _diagonal
 
 

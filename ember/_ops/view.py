@@ -18,6 +18,8 @@ from ..autograd.grad_mode import grad_enabled
 from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_strides, index_map, is_plain,
                        restride, shape_arg, view_strides, writeable_view)
 from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
+from .memory_format import (Clone, channels_last, channels_last_3d, clone, contiguous_format,  # noqa: F401
+                            memory_format, preserve_format)  # public through __all__; Clone for onnx's symbolics
 
 _ndarray = np.ndarray
 
@@ -654,71 +656,6 @@ def as_strided(input, size, stride, storage_offset=None):
     return AsStrided.apply(input, size=size, stride=stride, delta=offset - here)
 
 
-# -- copies ------------------------------------------------------------------------------------------------------------
-class memory_format:
-    """How a tensor's dimensions are laid out in memory (``ember.contiguous_format``, ``ember.channels_last``...)."""
-
-    def __init__(self, name, perm=None):
-        self.name, self.perm = name, perm
-
-    def __repr__(self):
-        return "ember." + self.name
-
-
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last", (0, 2, 3, 1))
-channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1))
-
-
-def _format(fmt):
-    """An ember memory_format for ``fmt`` (also accepts torch's, by name)."""
-    if isinstance(fmt, memory_format) or fmt is None:
-        return fmt or preserve_format
-    return globals()[str(fmt).replace("torch.", "")]
-
-
-class Clone(Function):
-    @staticmethod
-    def forward(ctx, x, fmt):
-        if fmt.perm is not None:  # e.g. channels_last: NHWC in memory, NCHW in shape
-            inv = sorted(range(len(fmt.perm)), key=fmt.perm.__getitem__)
-            return x.transpose(fmt.perm).copy().transpose(inv)
-        return x.copy(order="K" if fmt is preserve_format else "C")
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
-def clone(input, *, memory_format=preserve_format):
-    """A copy of ``input`` in new memory; ``preserve_format`` keeps the layout of a dense tensor."""
-    fmt = _format(memory_format)
-    if fmt.perm is not None and input.ndim != len(fmt.perm):
-        raise RuntimeError(f"required rank {len(fmt.perm)} tensor to use {fmt.name} format")
-    return Clone.apply(input, fmt=fmt)
-
-
-def contiguous(input, memory_format=contiguous_format):
-    """``input`` itself when it is laid out in ``memory_format``, else a copy that is."""
-    fmt = _format(memory_format)
-    if input.is_contiguous() if fmt.perm is None else _dense_in(input, fmt.perm):
-        return input
-    return clone(input, memory_format=fmt)
-
-
-def _dense_in(input, perm):
-    """Whether ``input`` is laid out densely with its dimensions in memory order ``perm`` (outermost first)."""
-    if input.ndim != len(perm):
-        return False
-    expected = 1
-    for p in reversed(perm):
-        if input.shape[p] != 1 and input.stride(p) != expected:
-            return False
-        expected *= input.shape[p]
-    return True
-
-
 def _inplace_view(fn):
     """The in-place method ``x.op_(...)`` of view op ``fn``: ``x`` takes the view's layout and graph node."""
     def method(self, *args, **kwargs):
@@ -742,8 +679,7 @@ def reshape_as(input, other):
 
 
 register(expand, expand_as, broadcast_to, sum_to_size, reshape, reshape_as, view, view_as, permute, transpose,
-         t, adjoint, movedim, squeeze, unsqueeze, flatten, unflatten, narrow, select, diagonal, unfold, as_strided, clone,
-         contiguous,
+         t, adjoint, movedim, squeeze, unsqueeze, flatten, unflatten, narrow, select, diagonal, unfold, as_strided,
          swapaxes=transpose, swapdims=transpose, moveaxis=movedim,
          T=property(_T), mT=property(_mT), H=property(_H), mH=property(_mH),
          t_=_inplace_view(t), transpose_=_inplace_view(transpose), swapaxes_=_inplace_view(transpose),

@@ -104,6 +104,8 @@ class Function(_Primitive):
         if ctx._saved_raw:
             ctx._saved = [(2, None, None, 0) if t is None else _fn._saved_tensor(ctx, t, args, outs)
                           for t in ctx._saved_raw]
+            if _fn.SAVED_HOOKS:
+                ctx._saved = _fn._hooked_entries(ctx, ctx._saved)
             ctx._saved_raw = None
         return outs[0] if single else outs
 

@@ -1,4 +1,5 @@
 """The backward pass: walks the recorded graph from the outputs in dependency order, freeing it as it goes."""
+import itertools
 import warnings
 
 from .. import _autocast
@@ -131,6 +132,55 @@ def _needed_nodes(roots, node_targets, leaf_targets):
     return needed
 
 
+_TASK_IDS = itertools.count()
+
+
+def _will_execute(task, node):
+    """Whether the backward ``task`` runs ``node`` (a Function, or a leaf's AccumulateGrad) or captures its
+    gradient."""
+    _, outputs, node_targets, leaf_targets, needed, reached = task
+    if reached[0] is None:
+        reached[0] = _reachable(outputs)
+    if isinstance(node, _fn.AccumulateGrad):
+        leaf = id(node.variable)
+        return leaf in reached[0] and (leaf_targets is None or leaf in leaf_targets)
+    return node in reached[0] and (needed is None or needed[node] or node in node_targets)
+
+
+def _reachable(outputs):
+    """The nodes reachable from ``outputs`` and the ids of the leaves they lead to (or are)."""
+    Tensor = _fn.Tensor
+    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    seen = set(stack) | {id(o) for o in outputs if o.grad_fn is None}
+    while stack:
+        for e in stack.pop()._edges:
+            if e is not None:
+                n = e[0]
+                key = id(n) if isinstance(n, Tensor) else n
+                if key not in seen:
+                    seen.add(key)
+                    if not isinstance(n, Tensor):
+                        stack.append(n)
+    return seen
+
+
+# The running backwards, innermost last, as hooks may ask about them:
+# (id, outputs, node_targets, leaf_targets, needed, [nodes and leaf ids reached, computed on demand]).
+_TASKS = []
+
+
+def _current_graph_task_id():
+    """The id of the innermost running backward, or -1 outside backward."""
+    return _TASKS[-1][0] if _TASKS else -1
+
+
+def _will_engine_execute_node(node):
+    """Whether the running backward will execute ``node`` (from a hook inside it)."""
+    if not _TASKS:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    return _will_execute(_TASKS[-1], node)
+
+
 def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None, accumulate=True):
     """Backpropagates ``grad_outputs`` from ``outputs``.
 
@@ -188,6 +238,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
     prev = grad_enabled()
     STATE.enabled = create_graph
     autocast = _autocast.ACTIVE.set(None)  # backward ops run in forward's dtypes
+    _TASKS.append((next(_TASK_IDS), outputs, node_targets, leaf_targets, needed, [None]))
     try:
         while ready:
             node = ready.pop()
@@ -231,14 +282,26 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, targets=None
                 captured[id(leaf)] = (leaf, g)
             elif accumulate:
                 _accumulate(leaf, g, create_graph, taken)
+                if leaf._post_accumulate_grad_hooks:
+                    _post_accumulate(leaf)
+        if accumulate and targets is not None:
+            for t, g in captured.values():
+                if g is not None:
+                    _accumulate(t, g, create_graph, taken)
+                    if t._post_accumulate_grad_hooks:
+                        _post_accumulate(t)
     finally:
         STATE.enabled = prev
         _autocast.ACTIVE.reset(autocast)
-    if accumulate and targets is not None:
-        for t, g in captured.values():
-            if g is not None:
-                _accumulate(t, g, create_graph, taken)
+        _TASKS.pop()
     return {k: g for k, (t, g) in captured.items()} if captured else captured
+
+
+def _post_accumulate(leaf):
+    for hook in list(leaf._post_accumulate_grad_hooks):
+        r = hook(leaf)
+        if r is not None and not isinstance(r, _fn.Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _add_leaf(leaf_grads, leaf_targets, leaf, g):

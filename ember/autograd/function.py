@@ -24,6 +24,7 @@ _FLOAT32 = np.dtype(np.float32)
 _ndarray = np.ndarray
 _new = object.__new__
 ANOMALY = [False, True]  # [detect_anomaly on, check_nan]
+SAVED_HOOKS = []  # the saved_tensors_hooks stack, (pack_hook, unpack_hook) pairs: the innermost, last, applies
 Tensor = None  # set by ember._tensor once the class exists
 
 
@@ -139,6 +140,8 @@ class Function:
                 arr, nr, diff = obj
                 t = Tensor._make(arr, self._out_meta[nr][1], self._device, diff, self if diff else None, nr)
                 t._vc = vc
+            elif kind == 3:  # saved through saved_tensors_hooks
+                t = _unpack(self, obj)
             else:  # an input Tensor (0), or anything else (2)
                 t = obj
             if vc is not None and vc[0] != version:
@@ -513,7 +516,7 @@ def _pack_saved(ctx, inputs, arrays, raw_outs, outs):
             saved.append((0, t, vc, vc[0]))
         else:
             saved.append(_saved_entry(ctx, item, inputs, arrays, raw_outs, outs))
-    ctx._saved = saved
+    ctx._saved = _hooked_entries(ctx, saved) if SAVED_HOOKS else saved
     ctx._saved_raw = None
 
 
@@ -542,6 +545,65 @@ def _saved_tensor(ctx, t, inputs, outs):
         if x is t:
             return (0, t, t._vc, t._vc[0])
     return (2, t, t._vc, t._vc[0])
+
+
+def _hooked_entries(ctx, saved):
+    """Saved entries passed through the innermost ``saved_tensors_hooks``' pack hook (run, as torch does, with
+    gradients off): kind 3, whose object is ``(packed, unpack_hook, link)``; ``link`` says how the unpacked Tensor
+    rejoins the graph (see :func:`_unpack`)."""
+    with no_grad():
+        return _pack_entries(ctx, saved, *SAVED_HOOKS[-1])
+
+
+def _pack_entries(ctx, saved, pack, unpack):
+    out = []
+    for entry in saved:
+        kind, obj, vc, version = entry
+        if kind == 1:
+            arr, nr, diff = obj
+            t = Tensor._make(arr, ctx._out_meta[nr][1], ctx._device, diff, ctx if diff else None, nr)
+            t._vc = vc
+            link = (1, nr, diff)
+        elif isinstance(obj, Tensor):
+            t = obj
+            link = (0, t.grad_fn, t._output_nr) if t.grad_fn is not None else (2, t, None) if t._requires_grad else None
+        else:
+            out.append(entry)
+            continue
+        out.append((3, (pack(t), unpack, link), vc, version))
+    return out
+
+
+def _unpack(node, obj):
+    """The Tensor a kind-3 saved entry gives back: the unpack hook's result, in the saved tensor's place in the
+    graph (as an output of ``node``, of its grad_fn, or flowing into its leaf)."""
+    packed, unpack, link = obj
+    u = unpack(packed)
+    if not isinstance(u, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(u).__name__}")
+    if link is None:
+        return u
+    kind, a, b = link
+    if kind == 1:  # output a of node, differentiable or not (b)
+        return Tensor._make(u._data, u.dtype, u.device, b, node if b else None, a)
+    if kind == 0:  # output b of the node a
+        return Tensor._make(u._data, u.dtype, u.device, True, a, b)
+    if u is a or not grad_enabled():  # the leaf a
+        return u
+    return _Unpacked.apply(a, u.detach())
+
+
+class _Unpacked(Function):
+    """A leaf's unpacked saved value that, under create_graph, passes its gradient on to that leaf."""
+
+    @staticmethod
+    def forward(ctx, leaf, value):
+        return value
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
 
 
 def rebind_saved_output(out, target):

@@ -159,3 +159,25 @@ class inference_mode(_DecoratorContextManager):
 
     def _set(self):
         STATE.enabled, STATE.inference = not self.mode, self.mode
+
+
+_MULTITHREADING = [True]
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Sets whether backward may run on worker threads: takes effect when called, and as a context manager
+    restores the previous setting on exit. Accepted for torch compatibility: ember's engine always runs backward on
+    the calling thread."""
+
+    def __init__(self, mode):
+        self.prev = _MULTITHREADING[0]
+        _MULTITHREADING[0] = self.mode = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _MULTITHREADING[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

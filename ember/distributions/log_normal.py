@@ -1,5 +1,4 @@
 """The log-normal distribution: ``exp`` of a normal variable."""
-from .._tensor import Size
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution

@@ -6,7 +6,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -84,3 +84,21 @@ class OneHotCategorical(Distribution):
         values = eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + self.batch_shape + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A ``OneHotCategorical`` with the straight-through gradient estimator (Bengio et al., 2013): ``rsample``
+    returns one-hot samples whose gradient is that of ``probs``.
+
+    Example::
+
+        >>> p = ember.tensor([0.2, 0.8], requires_grad=True)
+        >>> OneHotCategoricalStraightThrough(p).rsample().requires_grad
+        True
+    """
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -1,7 +1,7 @@
 """Helpers shared by the distributions: broadcasting parameters, probabilities <-> logits, lazy properties."""
 import functools
 
-from .._creation import tensor
+from .._creation import arange, tensor
 from .._dtype import finfo, get_default_dtype
 from .._ops.softmax import softmax
 from .._ops.view import broadcast_tensors
@@ -9,7 +9,8 @@ from .._random import randn
 from .._tensor import Tensor, Size
 from ..autograd.grad_mode import enable_grad
 
-__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs", "probs_to_logits",
+           "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
 _Number = (int, float, bool)
@@ -70,3 +71,30 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_mask(n, diag, device):
+    idx = arange(n, device=device)
+    return idx < idx.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of (a batch of) ``D x D`` matrices on and below diagonal ``diag``, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """(A batch of) ``D x D`` lower-triangular matrices filled row by row on and below diagonal ``diag`` from
+    ``vec``; the inverse of ``tril_matrix_to_vec``."""
+    # the positive root of D**2 + (1 + 2 * diag) * D - |diag| * (diag + 1) - 2 * vec.shape[-1] = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + Size((n, n)))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat

@@ -89,5 +89,6 @@ class Buffer(metaclass=_BufferMeta):
 
 
 def is_lazy(param):
-    """Whether ``param`` is an uninitialized (lazy) parameter or buffer; ember has none, so always False."""
-    return False
+    """Whether ``param`` is an uninitialized (lazy) parameter or buffer."""
+    from .modules.lazy import UninitializedBuffer, UninitializedParameter
+    return isinstance(param, (UninitializedParameter, UninitializedBuffer))

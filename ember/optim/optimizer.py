@@ -64,6 +64,21 @@ def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+_CAPTURABLE_TENSORS = {"NAdam": "params, mu_products and state_steps", "ASGD": "params, mus, etas, and state_steps"}
+
+
+def _check_flags(opt, p, group):
+    """torch's errors for ``capturable=True`` with a parameter off an accelerator, and for ``differentiable=True``
+    (whose step runs with gradients on) with a leaf that requires grad, updated in place."""
+    if group.get("capturable") and p.device.type not in ("cuda", "xpu", "hpu", "privateuseone", "xla"):
+        name = type(opt).__name__
+        devices = ['cuda', 'xpu', 'hpu', 'privateuseone'] + ([] if name == "Adadelta" else ['xla'])
+        raise AssertionError(f"If capturable=True, {_CAPTURABLE_TENSORS.get(name, 'params and state_steps')} must "
+                             f"be on supported devices: {devices}.")
+    if group.get("differentiable") and p.grad_fn is None and p.requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
 def _typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
@@ -229,10 +244,13 @@ class Optimizer:
                 loss = closure()
         work = []
         for group in self.param_groups:
+            flags = group.get("capturable") or group.get("differentiable")
             for p in group["params"]:
                 grad = p.grad
                 if grad is None:
                     continue
+                if flags:
+                    _check_flags(self, p, group)
                 state = self.state.get(p)
                 if not state:
                     new = self._init_state(p, group)

@@ -31,12 +31,13 @@ def _one_hot(idx, k):
 class Case:
     """A distribution: ``build(M, *params)``; ``params`` (NumPy arrays, differentiable where ``grad`` says);
     ``value``, a point to score, broadcasting against the batch; ``cdf``/``icdf``/``entropy``: whether to compare
-    them."""
+    them; ``moments``: whether draws have a finite mean and variance to compare with the distribution's."""
 
-    def __init__(self, name, build, params, value, grad=None, cdf=False, icdf=False, entropy=True):
+    def __init__(self, name, build, params, value, grad=None, cdf=False, icdf=False, entropy=True, moments=True):
         self.name, self.build, self.params, self.value = name, build, params, value
         self.grad = grad or [True] * len(params)
         self.cdf, self.icdf, self.entropy = cdf, icdf, entropy
+        self.moments = moments  # whether the sample mean and variance estimate the distribution's
         self.cdf_grad = slice(None)  # the parameters torch differentiates cdf in
 
     def __repr__(self):
@@ -103,8 +104,53 @@ CASES = [
     Case("Independent", lambda M, loc, scale: M.Independent(M.Normal(loc, scale), 1), [_real(3, 4), _pos(4)],
          _real(2, 1, 4)),
 ]
+_CB_PROBS = RNG.uniform(0.05, 0.95, (3, 4))
+_CB_PROBS[0, :2] = 0.4995, 0.5  # inside the Taylor-expanded region around 0.5
+_TEMP = np.array(0.7)
+
+CASES += [
+    Case("Gumbel", lambda M, loc, scale: M.Gumbel(loc, scale), [_real(3, 4), _pos(4)], _real(2, 1, 4),
+         cdf=True, icdf=True),
+    Case("Weibull", lambda M, scale, c: M.Weibull(scale, c), [_pos(3, 4), _pos(4, lo=0.8)], _pos(2, 1, 4, lo=0.1),
+         cdf=True, icdf=True),
+    Case("Pareto", lambda M, scale, alpha: M.Pareto(scale, alpha), [_pos(3, 4, lo=0.5, hi=1.0), _pos(4, lo=5, hi=8)],
+         _pos(2, 1, 4, lo=1.0), cdf=True, icdf=True),
+    Case("HalfCauchy", lambda M, scale: M.HalfCauchy(scale), [_pos(3, 4)], _pos(2, 1, 4, lo=0.01), cdf=True,
+         icdf=True, moments=False),
+    Case("Chi2", lambda M, df: M.Chi2(df), [_pos(3, 4, lo=1, hi=6)], _pos(2, 1, 4, lo=0.1), cdf=True),
+    Case("FisherSnedecor", lambda M, d1, d2: M.FisherSnedecor(d1, d2), [_pos(3, 4, lo=1, hi=6), _pos(4, lo=9, hi=12)],
+         _pos(2, 1, 4, lo=0.1), entropy=False),
+    Case("Kumaraswamy", lambda M, a, b: M.Kumaraswamy(a, b), [_pos(3, 4, lo=0.5), _pos(4, lo=0.5)],
+         RNG.uniform(0.05, 0.95, (2, 1, 4)), cdf=True, icdf=True),
+    Case("LogisticNormal", lambda M, loc, scale: M.LogisticNormal(loc, scale), [_real(3, 4), _pos(4)],
+         RNG.dirichlet(np.ones(5), (2, 1)), entropy=False, moments=False),
+    Case("ContinuousBernoulli_probs", lambda M, p: M.ContinuousBernoulli(probs=p), [_CB_PROBS],
+         RNG.uniform(0, 1, (2, 1, 4)), cdf=True, icdf=True),
+    Case("ContinuousBernoulli_logits", lambda M, lg: M.ContinuousBernoulli(logits=lg), [_real(3, 4) * 3],
+         RNG.uniform(0, 1, (2, 1, 4)), cdf=True, icdf=True),
+    Case("NegativeBinomial_probs", lambda M, n, p: M.NegativeBinomial(n, probs=p),
+         [_pos(3, 1, lo=1, hi=6), RNG.uniform(0.1, 0.8, (3, 4))], RNG.integers(0, 8, (2, 1, 4)) * 1.0, entropy=False),
+    Case("NegativeBinomial_logits", lambda M, n, lg: M.NegativeBinomial(n, logits=lg), [_pos(3, 4, lo=1, hi=6),
+                                                                                         _real(4) - 0.5],
+         RNG.integers(0, 8, (2, 1, 4)) * 1.0, entropy=False),
+    Case("VonMises", lambda M, loc, k: M.VonMises(loc, k), [_real(3, 4), _pos(4, lo=0.5, hi=6)], _real(2, 1, 4) * 2,
+         entropy=False, moments=False),
+    Case("LogitRelaxedBernoulli", lambda M, t, p: M.relaxed_bernoulli.LogitRelaxedBernoulli(t, probs=p),
+         [_TEMP, RNG.uniform(0.1, 0.9, (3, 4))], _real(2, 1, 4) * 2, entropy=False, moments=False),
+    Case("RelaxedBernoulli_logits", lambda M, t, lg: M.RelaxedBernoulli(t, logits=lg), [_TEMP, _real(3, 4)],
+         RNG.uniform(0.05, 0.95, (2, 1, 4)), entropy=False, moments=False),
+    Case("ExpRelaxedCategorical", lambda M, t, p: M.relaxed_categorical.ExpRelaxedCategorical(t, probs=p), [_TEMP, _pos(3, _K)],
+         np.log(RNG.dirichlet(np.ones(_K), (2, 1))), entropy=False, moments=False),
+    Case("RelaxedOneHotCategorical", lambda M, t, lg: M.RelaxedOneHotCategorical(t, logits=lg), [_TEMP, _real(3, _K)],
+         RNG.dirichlet(np.ones(_K), (2, 1)), entropy=False, moments=False),
+    Case("OneHotCategoricalStraightThrough", lambda M, p: M.OneHotCategoricalStraightThrough(probs=p), [_pos(3, _K)],
+         _one_hot(_CAT_IDX, _K)),
+    Case("LowRankMultivariateNormal", lambda M, loc, W, d: M.LowRankMultivariateNormal(loc, W, d),
+         [_real(3, 4), _real(3, 4, 2), _pos(4)], _real(2, 1, 4)),
+]
 BY_NAME = {c.name: c for c in CASES}
 BY_NAME["Gamma"].cdf_grad = slice(1, None)  # torch has no derivative of gammainc in the shape
+BY_NAME["Chi2"].cdf_grad = slice(0, 0)
 
 
 def to_lib(a, lib, dtype, grad=False):

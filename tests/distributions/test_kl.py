@@ -49,6 +49,15 @@ FAMILIES = {
     "Geometric": (lambda M, p: M.Geometric(probs=p), lambda: [_prob(3, 4)]),
     "HalfNormal": (lambda M, s: M.HalfNormal(s), lambda: [_pos(3, 4)]),
     "Independent": (lambda M, a, b: M.Independent(M.Normal(a, b), 1), lambda: [RNG.standard_normal((3, 4)), _pos(4)]),
+    "Cauchy": (lambda M, a, b: M.Cauchy(a, b), lambda: [RNG.standard_normal((3, 4)), _pos(4)]),
+    "Chi2": (lambda M, df: M.Chi2(df), lambda: [_pos(3, 4, lo=1, hi=5)]),
+    "Gumbel": (lambda M, a, b: M.Gumbel(a, b), lambda: [RNG.standard_normal((3, 4)), _pos(4)]),
+    "Pareto": (lambda M, s, a: M.Pareto(s, a), lambda: [RNG.uniform(0.002, 0.01, (3, 4)), _pos(4, lo=0.5, hi=4)]),
+    "ContinuousBernoulli": (lambda M, p: M.ContinuousBernoulli(probs=p), lambda: [_prob(3, 4)]),
+    "LowRankMultivariateNormal": (lambda M, loc, W, d: M.LowRankMultivariateNormal(loc, W, d),
+                                  lambda: [RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4, 2)), _pos(4)]),
+    "TransformedExp": (lambda M, a, b: M.TransformedDistribution(M.Normal(a, b), [M.transforms.ExpTransform()]),
+                       lambda: [RNG.standard_normal((3, 4)), _pos(4)]),
 }
 
 PAIRS = [("Normal", "Normal"), ("Bernoulli", "Bernoulli"), ("Categorical", "Categorical"),
@@ -63,7 +72,20 @@ PAIRS = [("Normal", "Normal"), ("Bernoulli", "Bernoulli"), ("Categorical", "Cate
          ("Exponential", "Beta"), ("Exponential", "Uniform"), ("Gamma", "Beta"), ("Gamma", "Uniform"),
          ("Laplace", "Beta"), ("Laplace", "Exponential"), ("Laplace", "Gamma"), ("Laplace", "Uniform"),
          ("Normal", "Beta"), ("Normal", "Exponential"), ("Normal", "Gamma"), ("Normal", "Uniform"),
-         ("Poisson", "Bernoulli"), ("Poisson", "Binomial")]
+         ("Poisson", "Bernoulli"), ("Poisson", "Binomial"),
+         ("Cauchy", "Cauchy"), ("Chi2", "Chi2"), ("Chi2", "Gamma"), ("Gumbel", "Gumbel"), ("Pareto", "Pareto"),
+         ("ContinuousBernoulli", "ContinuousBernoulli"), ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+         ("MultivariateNormal", "LowRankMultivariateNormal"), ("LowRankMultivariateNormal", "MultivariateNormal"),
+         ("LowRankMultivariateNormal", "MultivariateNormal_tril"), ("TransformedExp", "TransformedExp"),
+         ("Beta", "ContinuousBernoulli"), ("Beta", "Pareto"), ("ContinuousBernoulli", "Pareto"),
+         ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"),
+         ("Exponential", "ContinuousBernoulli"), ("Exponential", "Pareto"), ("Exponential", "Gumbel"),
+         ("Gamma", "ContinuousBernoulli"), ("Gamma", "Pareto"), ("Gamma", "Gumbel"), ("Gumbel", "Beta"),
+         ("Gumbel", "ContinuousBernoulli"), ("Gumbel", "Exponential"), ("Gumbel", "Gamma"), ("Gumbel", "Pareto"),
+         ("Gumbel", "Uniform"), ("Gumbel", "Normal"), ("Laplace", "ContinuousBernoulli"), ("Laplace", "Pareto"),
+         ("Normal", "ContinuousBernoulli"), ("Normal", "Pareto"), ("Normal", "Gumbel"), ("Pareto", "Beta"),
+         ("Pareto", "ContinuousBernoulli"), ("Pareto", "Uniform"), ("Pareto", "Exponential"), ("Pareto", "Gamma"),
+         ("Pareto", "Normal"), ("Uniform", "ContinuousBernoulli"), ("Uniform", "Gumbel"), ("Uniform", "Pareto")]
 PARAMS = {pair: (FAMILIES[pair[0]][1](), FAMILIES[pair[1]][1]()) for pair in PAIRS}
 
 
@@ -132,6 +154,12 @@ ERRORS = [
                                         M.Independent(M.Normal(L.zeros(2, 3), 1.0), 2))),
     ("mvn event shapes", lambda M, L: (M.MultivariateNormal(L.zeros(2), L.eye(2)),
                                        M.MultivariateNormal(L.zeros(3), L.eye(3)))),
+    ("lowrank event shapes", lambda M, L: (M.LowRankMultivariateNormal(L.zeros(2), L.ones(2, 1), L.ones(2)),
+                                           M.MultivariateNormal(L.zeros(3), L.eye(3)))),
+    ("transformed different transforms", lambda M, L: (M.LogNormal(0.0, 1.0),
+                                                       M.TransformedDistribution(M.Normal(0.0, 1.0), []))),
+    ("weibull different concentrations", lambda M, L: (M.Weibull(L.ones(2), L.ones(2)),
+                                                       M.Weibull(L.ones(2), L.ones(2) * 2))),
 ]
 
 

@@ -42,11 +42,11 @@ def _forward_unimplemented(self, *input):
 
 
 def _parse_to(*args, **kwargs):
-    """``(device, dtype, non_blocking)`` from the argument forms of ``Module.to``."""
+    """``(device, dtype, non_blocking, memory_format)`` from the argument forms of ``Module.to``."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     kwargs.pop("copy", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
@@ -63,7 +63,7 @@ def _parse_to(*args, **kwargs):
             device = a
     if dtype is not None:
         dtype = _dtype.to_dtype(dtype)
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, memory_format
 
 
 class Module:
@@ -494,8 +494,9 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Moves and/or casts parameters and buffers in place: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
-        ``to(tensor)``. Only floating point (and complex) tensors change dtype."""
-        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        ``to(tensor)``, ``to(memory_format=ember.channels_last)``. Only floating point (and complex) tensors change
+        dtype; only 4-D and 5-D ones change memory format."""
+        device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -506,7 +507,10 @@ class Module:
                               "or buffers.", stacklevel=2)
 
         def convert(t):
-            return t.to(device=device, dtype=dtype if t.is_floating_point() or t.is_complex() else None)
+            dt = dtype if t.is_floating_point() or t.is_complex() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device=device, dtype=dt, memory_format=memory_format)
+            return t.to(device=device, dtype=dt)
         return self._apply(convert)
 
     def cuda(self, device=None):

@@ -1,0 +1,71 @@
+"""The Kumaraswamy distribution on ``[0, 1]``."""
+import math
+
+from .._creation import full_like
+from .._ops.index import where
+from . import constraints
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, PowerTransform
+from .uniform import Uniform
+from .utils import broadcast_all, euler_constant
+
+__all__ = ["Kumaraswamy"]
+
+
+def _moments(a, b, n):
+    """The ``n``-th moment ``b * B(1 + n / a, b)``."""
+    arg1 = 1 + n / a
+    return b * (arg1.lgamma() + b.lgamma() - (arg1 + b).lgamma()).exp()
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution with density ``a * b * x ** (a - 1) * (1 - x ** a) ** (b - 1)``:
+    ``(1 - U ** (1 / b)) ** (1 / a)`` of a uniform ``U``.
+
+    Example::
+
+        >>> m = Kumaraswamy(ember.tensor([1.0]), ember.tensor([1.0]))
+        >>> bool(((m.sample() >= 0) & (m.sample() <= 1)).all())
+        True
+
+    Args:
+        concentration1 (float or Tensor): the first concentration (a, alpha).
+        concentration0 (float or Tensor): the second concentration (b, beta).
+    """
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(full_like(self.concentration0, 0), full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        log_mode = a.reciprocal() * (-a).log1p() - (-a * b).log1p()
+        return where((b < 1) | (a < 1), math.nan, log_mode).exp()
+
+    @property
+    def variance(self):
+        return _moments(self.concentration1, self.concentration0, 2) - self.mean.pow(2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        h0 = (self.concentration0 + 1).digamma() + euler_constant
+        return t0 + t1 * h0 - self.concentration1.log() - self.concentration0.log()
