@@ -54,11 +54,14 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        if b.ndim == 2 and (a.ndim == 2 or a.flags.c_contiguous):  # one GEMM, not one per batch element
-            a2 = a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
+        if b.ndim == 2:
             # ndarray.dot costs less to call than the matmul ufunc, which runs larger products faster
-            y = a2.dot(b) if a2.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a2, b)
-            return y if a.ndim == 2 else y.reshape(a.shape[:-1] + b.shape[-1:])
+            if a.ndim == 2:
+                return a.dot(b) if a.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a, b)
+            if a.flags.c_contiguous:  # one GEMM instead of one per batch element
+                a2 = a.reshape(-1, a.shape[-1])
+                y = a2.dot(b) if a2.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a2, b)
+                return y.reshape(a.shape[:-1] + b.shape[-1:])
         return ctx.xp.matmul(a, b)
 
     @staticmethod
@@ -152,12 +155,16 @@ def matmul(input, other, *, out=None):
     return write_out(reshape(r, shape), out)
 
 
+_BOOL = _dtype.bool
+_autocast_state = _autocast.ACTIVE.get
+
+
 def _matmul_op(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
     sa, sb = self._data.shape, other._data.shape
-    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and self.dtype is other.dtype is not _dtype.bool and \
-            _autocast.ACTIVE.get() is None:
+    if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and self.dtype is other.dtype is not _BOOL and \
+            _autocast_state() is None:
         return Matmul.apply(self, other)  # matmul's common case, one call less
     return matmul(self, other)
 
