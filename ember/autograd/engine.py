@@ -320,6 +320,16 @@ def _conjugates(result):
     return tuple(None if g is None else g.conj() for g in result)
 
 
+def _call_backward(node, gs):
+    if not ANOMALY[0]:
+        return type(node).backward(node, *gs)
+    try:
+        return type(node).backward(node, *gs)
+    except Exception:
+        _warn_forward_trace(node)
+        raise
+
+
 def _call_node(node, gs, create_graph):
     if node._hooked:
         gs = _pre_hooks(node, gs)
@@ -328,18 +338,12 @@ def _call_node(node, gs, create_graph):
             if g is None:
                 gs = _materialize(node, gs)
                 break
-    if ANOMALY[0]:
-        try:
-            result = type(node).backward(node, *gs)
-        except Exception:
-            _warn_forward_trace(node)
-            raise
+    if len(gs) == 1 and node.holomorphic and gs[0] is not None and gs[0].dtype.is_complex:
+        result = _conjugates(_call_backward(node, [gs[0].conj()]))
+    elif ANOMALY[0]:
+        result = _call_backward(node, gs)
     elif len(gs) == 1:  # a positional call: unpacking the list costs more than the call
-        g = gs[0]
-        if node.holomorphic and g is not None and g.dtype.is_complex:
-            result = _conjugates(type(node).backward(node, g.conj()))
-        else:
-            result = type(node).backward(node, g)
+        result = type(node).backward(node, gs[0])
     else:
         result = type(node).backward(node, *gs)
     if type(result) is not tuple:
