@@ -4,7 +4,8 @@ from math import pi, e, inf, nan
 from . import _dtype
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
                      complex128, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
-                     set_default_dtype, promote_types, result_type, can_cast)
+                     set_default_dtype, promote_types, can_cast)
+from ._dtype import public_result_type as result_type
 from ._dtype import finfo, iinfo
 from ._device import device
 from ._tensor import Tensor, Size

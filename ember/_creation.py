@@ -51,12 +51,18 @@ def _is_int(s):
     return isinstance(s, numbers.Integral) and not isinstance(s, bool)
 
 
+def _dtype_arg(op, dtype):
+    """A factory's ``dtype`` that is not an ember dtype: torch takes the Python types float, int, bool and complex
+    (and ember a torch dtype), and refuses NumPy dtypes and names."""
+    if dtype is float or dtype is int or dtype is bool or dtype is complex or type(dtype).__name__ == "dtype" and str(dtype).startswith("torch."):
+        return _dtype.to_dtype(dtype)
+    raise TypeError(f"{op}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+
+
 def _factory(op, dtype, device, out, default=None):
     """The dtype and device a factory creates: explicit ones, else ``out``'s, else the defaults."""
     if dtype is not None and not isinstance(dtype, _dtype.dtype):
-        if not (isinstance(dtype, type) or isinstance(dtype, (str, np.dtype)) or type(dtype).__name__ == "dtype"):
-            raise TypeError(f"{op}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
-        dtype = _dtype.to_dtype(dtype)
+        dtype = _dtype_arg(op, dtype)
     if out is not None:
         if dtype is not None and dtype is not out.dtype:
             raise RuntimeError(f"dtype {_dtype.scalar_name(dtype)} does not match dtype of out parameter "
@@ -169,7 +175,8 @@ def _leaf_dtype(x):
 
 def _scan(data):
     """torch's nested-sequence inference: the shape (followed through first elements), every sequence checked
-    against it, and the dtypes of the leaves. Returns (shape, dtypes, has_tensors, a sequence found as a leaf)."""
+    against it, and the dtypes of the leaves. Returns (shape, dtypes, has_tensors (2 where a leaf tensor holds
+    several elements), a sequence found as a leaf)."""
     shape = []
     x = data
     while _is_seq(x):
@@ -204,9 +211,8 @@ def _scan(data):
                     for x in seq:
                         if type(x) is t:
                             if isinstance(x, Tensor):
-                                tensors[0] = True
-                                if x.numel() != 1:
-                                    raise ValueError("only one element tensors can be converted to Python scalars")
+                                # 2: one holds several elements (the caller's error depends on the dtype)
+                                tensors[0] = max(tensors[0], 1 if x.numel() == 1 else 2)
                             dtypes.add(_leaf_dtype(x))
             return
         for x in seq:
@@ -267,6 +273,10 @@ def _to_array(data, dtype):
             raise TypeError(f"must be real number, not {bad.__name__}" if dt.is_floating_point else
                             f"'{bad.__name__}' object cannot be interpreted as an integer")
         if has_tensors:
+            if has_tensors == 2:  # torch reads each leaf as a number of dt: float() or index()
+                if dt.is_floating_point or dt.is_complex:
+                    raise ValueError("only one element tensors can be converted to Python scalars")
+                raise TypeError("only integer tensors of a single element can be converted to an index")
             data = _untensor(data)
         arr = np.array(data)
         if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8:  # ints beyond int64
@@ -300,7 +310,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         tensor([[1.0000, 2.0000],
                 [3.0000, 4.5000]])
     """
-    dt = _dtype.to_dtype(dtype) if dtype is not None else None
+    dt = dtype if dtype is None or isinstance(dtype, _dtype.dtype) else _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
@@ -526,6 +536,9 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
         start, end = 0, start
     elif start is None:  # arange(end=...)
         start = 0
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor) and v.ndim:  # torch takes only 0-d tensors as Numbers
+            raise TypeError(f"arange(): argument '{name}' must be Number, not Tensor")
     floats = any(_is_float_arg(v) for v in (start, end, step))
     dt, dev = _factory("arange", dtype, device, out, default=None if floats else _dtype.int64)
     start, end, step = (_number(v, "arange") for v in (start, end, step))
@@ -642,8 +655,19 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return _finish(arr, dt, dev, requires_grad, out)
 
 
+def _int_tensor_arg(x, name, op, pos):
+    """torch reads a one-element integer tensor given for an int argument as that int and refuses other tensors."""
+    if isinstance(x, Tensor):
+        if x.numel() != 1 or x.dtype.is_floating_point or x.dtype.is_complex:
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be int, not Tensor")
+        return x.item()
+    return x
+
+
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """A 2-D ``n`` x ``m`` tensor with ones on the diagonal."""
+    n = _int_tensor_arg(n, "n", "eye", 1)
+    m = _int_tensor_arg(m, "m", "eye", 2)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:

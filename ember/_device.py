@@ -11,8 +11,9 @@ def _import_cupy():
             import cupy
             cupy.cuda.runtime.getDeviceCount()
         except Exception as e:  # no CuPy, no driver or no GPU
-            raise RuntimeError("Torch not compiled with CUDA enabled: ember needs CuPy and a CUDA GPU "
-                               f"for device 'cuda' ({type(e).__name__}: {e})") from None
+            # torch's CPU builds raise AssertionError here
+            raise AssertionError("Torch not compiled with CUDA enabled: ember needs CuPy and a CUDA GPU "
+                                 f"for device 'cuda' ({type(e).__name__}: {e})") from None
         _cupy = cupy
     return _cupy
 
@@ -139,7 +140,7 @@ def cuda_available():
     try:
         _import_cupy()
         return True
-    except RuntimeError:
+    except AssertionError:
         return False
 
 

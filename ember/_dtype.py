@@ -257,6 +257,14 @@ def result_type(*operands):
     return _combine(dim, _combine(zero, wrapped))
 
 
+def public_result_type(tensor, other):
+    """``ember.result_type(tensor, other)``: the dtype an op on the two operands (tensors or numbers) computes in."""
+    return result_type(tensor, other)
+
+
+public_result_type.__name__ = public_result_type.__qualname__ = "result_type"
+
+
 def can_cast(from_, to):
     """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (torch's canCast)."""
     cf, ct = _CATEGORY[from_._kind], _CATEGORY[to._kind]

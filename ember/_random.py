@@ -55,8 +55,11 @@ class Generator:
     def __init__(self, device="cpu"):
         dev = _device_cls(device)
         if dev.type == "cuda":
-            dev = normalize(dev)
-            array_module(dev)  # raises without CuPy and a GPU
+            try:
+                dev = normalize(dev)
+                array_module(dev)  # raises without CuPy and a GPU
+            except AssertionError as e:  # where torch's tensors raise AssertionError, its Generator raises this
+                raise RuntimeError(f"Cannot get CUDA generator without ATen_cuda library ({e})") from None
         self.device = dev
         self.manual_seed(_DEFAULT_SEED)
 
@@ -285,6 +288,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 def _int_bound(x, name, op, pos=None):
     if isinstance(x, Tensor):
+        if x.numel() != 1 or x.dtype.is_floating_point or x.dtype.is_complex:  # torch: one-element integer only
+            raise TypeError(f"{op}(): argument '{name}'{f' (position {pos})' if pos else ''} must be int, not Tensor")
         x = x.item()
     if isinstance(x, np.integer):
         x = int(x)

@@ -393,7 +393,12 @@ class Tensor:
         if isinstance(dtype, str):
             for d, name in _LEGACY_NAMES.items():
                 if dtype in (name, name.replace("torch.", "torch.cuda.", 1)):
-                    return self.to(d, device="cuda" if ".cuda." in dtype else self.device)
+                    if ".cuda." in dtype:
+                        from ._device import cuda_available
+                        if not cuda_available():  # torch's error for a CUDA type name without CUDA
+                            raise RuntimeError("Cannot initialize CUDA without ATen_cuda library.")
+                        return self.to(d, device="cuda")
+                    return self.to(d)
             raise ValueError(f"invalid type: '{dtype}'")
         return self.to(dtype)
 
@@ -412,17 +417,20 @@ class Tensor:
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         """Zeros of ``size`` with this tensor's dtype and device unless given."""
         from ._creation import zeros
+        _need_size("new_zeros", size, kw)
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
                      **kw)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         """Ones of ``size`` with this tensor's dtype and device unless given."""
         from ._creation import ones
+        _need_size("new_ones", size, kw)
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad, **kw)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
         from ._creation import empty
+        _need_size("new_empty", size, kw)
         return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
                      **kw)
 
@@ -571,6 +579,12 @@ def wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _need_size(op, size, kw):
+    """torch's new_zeros/new_ones/new_empty require a size (``()`` for a 0-d tensor)."""
+    if not size and "size" not in kw:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
 
 
 def _address(a):

@@ -6,6 +6,8 @@ __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide",
            "gcd", "lcm"]
 import math
 
+import numpy as np
+
 from .. import _dtype
 from .._creation import zeros_like
 from .._kernels.elementwise import binary as ufunc2
@@ -69,6 +71,25 @@ def public(cls, name, doc, half_scalars=False):
     return op
 
 
+def public_tensors(cls, name, doc):
+    """``public`` for ops refusing Python numbers, as torch's maximum or logical_or do (a separate closure over
+    ``apply``, which ONNX tracing patches, so that ``public`` itself stays as lean as it is)."""
+    apply = cls.apply
+
+    def op(input, other, *, out=None):
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            arg, pos, x = ("input", 1, input) if not isinstance(input, Tensor) else ("other", 2, other)
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+        try:
+            r = apply(input, other)
+        except (ValueError, OverflowError) as e:
+            r = recover(e, cls, input, other)
+        return r if out is None else write_out(r, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
 def half_scalar(a, b):
     """torch rounds a Python float to a float16/bfloat16 tensor's dtype before adding, subtracting, raising to or
     taking the remainder with it (its mul and div keep the float in float32); called when ``a`` or ``b`` is a float."""
@@ -93,6 +114,12 @@ def _zero_divisor(b, y):
     """torch raises on integer division by zero (that it computes) where NumPy returns 0 with a warning."""
     if y.size and ((b == 0).any() if hasattr(b, "any") else b == 0):
         raise RuntimeError("ZeroDivisionError")
+
+
+def _no_bool(xp, a, b, name):
+    """torch has no bool kernel for integer division and remainders: two bool operands are refused."""
+    if all(x.__class__ is bool or getattr(x, "dtype", None) is not None and x.dtype.kind == "b" for x in (a, b)):
+        raise NotImplementedError(f"\"{name}_{'cpu' if xp is np else 'cuda'}\" not implemented for 'Bool'")
 
 
 def _is_integral(a, b):
@@ -177,8 +204,11 @@ class Div(Binary):
 class DivFloor(Binary):
     @staticmethod
     def forward(ctx, a, b):
+        integral = _is_integral(a, b)
+        if integral:
+            _no_bool(ctx.xp, a, b, "div_floor")
         y = ufunc2(ctx.xp.floor_divide, a, b)
-        if _is_integral(a, b):
+        if integral:
             _zero_divisor(b, y)
         return y
 
@@ -199,6 +229,7 @@ class DivTrunc(DivFloor):
         xp = ctx.xp
         if not _is_integral(a, b):
             return xp.trunc(xp.true_divide(a, b))
+        _no_bool(xp, a, b, "div_trunc")
         q = xp.floor_divide(a, b)
         _zero_divisor(b, q)
         # floor and truncation differ by one where the quotient is negative and inexact
@@ -208,6 +239,9 @@ class DivTrunc(DivFloor):
 def _alpha(input, other, alpha):
     if isinstance(alpha, float) and not _dtype.result_type(input, other).is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if (other.__class__ is bool or getattr(other, "dtype", None) is _BOOL) and \
+            _dtype.result_type(input, other) is _BOOL:  # torch computes in bool: alpha counts as bool(alpha)
+        return other * bool(alpha) if isinstance(other, Tensor) else bool(other and alpha)
     return other * alpha
 
 
@@ -309,8 +343,11 @@ floor_divide = public(FloorDivide, "floor_divide",
 class Remainder(Binary):
     @staticmethod
     def forward(ctx, a, b):
+        integral = _is_integral(a, b)
+        if integral:
+            _no_bool(ctx.xp, a, b, "remainder")
         y = ufunc2(ctx.xp.remainder, a, b)
-        if _is_integral(a, b):
+        if integral:
             _zero_divisor(b, y)
         ctx.save_for_backward(a, b)
         return y
@@ -324,8 +361,11 @@ class Remainder(Binary):
 class Fmod(Binary):
     @staticmethod
     def forward(ctx, a, b):
+        integral = _is_integral(a, b)
+        if integral:
+            _no_bool(ctx.xp, a, b, "fmod")
         y = ufunc2(ctx.xp.fmod, a, b)
-        if _is_integral(a, b):
+        if integral:
             _zero_divisor(b, y)
         ctx.save_for_backward(a, b)
         return y
@@ -345,6 +385,8 @@ fmod = public(Fmod, "fmod", "C's ``fmod``: the remainder of truncated division, 
 def _int_pow(xp, a, b):
     """Integer powers; negative exponents of a tensor give 1, -1 or 0 (NumPy refuses them)."""
     if (a if hasattr(a, "dtype") else b).dtype.kind == "b":
+        if not hasattr(b, "dtype"):  # a bool tensor to a Python bool power: torch's x ** 1 and x ** 0
+            return a.copy() if b else xp.ones_like(a)
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if not hasattr(b, "dtype"):
         if b < 0:
@@ -451,6 +493,10 @@ atan2 = arctan2 = public(Atan2, "atan2",
 class Hypot(Binary):
     @staticmethod
     def forward(ctx, a, b):
+        dt = (a if hasattr(a, "dtype") else b).dtype  # the promoted dtype
+        if dt.kind in _INTEGRAL:
+            raise NotImplementedError(f"\"hypot_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(dt))}'")
         y = ufunc2(ctx.xp.hypot, a, b)
         ctx.save_for_backward(a, b, y)
         return y
@@ -549,10 +595,10 @@ class Fmin(Fmax):
     ufunc, is_max = "fmin", False
 
 
-maximum = public(Maximum, "maximum", "The elementwise maximum; NaN if either input is NaN.")
-minimum = public(Minimum, "minimum", "The elementwise minimum; NaN if either input is NaN.")
-fmax = public(Fmax, "fmax", "The elementwise maximum, ignoring NaN (NaN only where both are NaN).")
-fmin = public(Fmin, "fmin", "The elementwise minimum, ignoring NaN (NaN only where both are NaN).")
+maximum = public_tensors(Maximum, "maximum", "The elementwise maximum; NaN if either input is NaN.")
+minimum = public_tensors(Minimum, "minimum", "The elementwise minimum; NaN if either input is NaN.")
+fmax = public_tensors(Fmax, "fmax", "The elementwise maximum, ignoring NaN (NaN only where both are NaN).")
+fmin = public_tensors(Fmin, "fmin", "The elementwise minimum, ignoring NaN (NaN only where both are NaN).")
 
 
 # -- logaddexp, heaviside, ldexp, nextafter -------------------------------------------------------------------------

@@ -6,10 +6,12 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less
            "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "isin"]
 from numbers import Number
 
+import numpy as np
+
 from .. import _dtype
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
-from .binary import public, recover
+from .binary import public, public_tensors, recover
 
 _SCALARS = (bool, int, float, complex)
 
@@ -31,7 +33,31 @@ class Compare(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
+        if b.__class__ is int:
+            b = _wrap_int(b, a)
+        elif a.__class__ is int:
+            a = _wrap_int(a, b)
         return getattr(ctx.xp, cls.ufunc)(a, b)
+
+
+_INT_RANGE = {}
+
+
+def _wrap_int(v, a):
+    """torch casts a Python int compared with an integer tensor to the tensor's dtype, wrapping around (uint8 254
+    equals -2) where NumPy compares the values."""
+    dt = a.dtype
+    if dt.kind not in "iu":
+        return v
+    r = _INT_RANGE.get(dt)
+    if r is None:
+        info = np.iinfo(dt)
+        r = _INT_RANGE[dt] = (int(info.min), int(info.max))
+    if r[0] <= v <= r[1]:
+        return v
+    if not -2 ** 63 <= v < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    return np.asarray(v & (2 ** 64 - 1), dtype=np.uint64).astype(dt)[()]
 
 
 class Eq(Compare):
@@ -219,9 +245,9 @@ class LogicalNot(Logical):
     ufunc = "logical_not"
 
 
-logical_and = public(LogicalAnd, "logical_and", "Elementwise logical AND of the truth values (a bool tensor).")
-logical_or = public(LogicalOr, "logical_or", "Elementwise logical OR of the truth values.")
-logical_xor = public(LogicalXor, "logical_xor", "Elementwise logical XOR of the truth values.")
+logical_and = public_tensors(LogicalAnd, "logical_and", "Elementwise logical AND of the truth values (a bool tensor).")
+logical_or = public_tensors(LogicalOr, "logical_or", "Elementwise logical OR of the truth values.")
+logical_xor = public_tensors(LogicalXor, "logical_xor", "Elementwise logical XOR of the truth values.")
 
 
 def logical_not(input, *, out=None):

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from .._creation import tensor, zeros
+from .._creation import zeros
 from .._device import CPU, array_module
 from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
@@ -86,13 +86,16 @@ def _classify(k, x):
         if step is not None and step <= 0:
             raise ValueError("slice step cannot be zero" if step == 0 else "step must be greater than zero")
         return _SLICE, slice(start, stop, step)
-    if isinstance(k, (bool, np.bool_)):
+    if isinstance(k, bool):
         return _BOOL, bool(k)
     if isinstance(k, (int, np.integer)):
         return _INT, int(k)
     if isinstance(k, (Tensor, np.ndarray, list, tuple)):
         return _index_array(k, x)
-    raise IndexError(_BAD_INDEX.format(type(k).__name__))
+    if isinstance(k, str):  # torch reads a str as a sequence to build an index tensor from
+        raise TypeError("new(): invalid data type 'str'")
+    name = type(k).__name__
+    raise IndexError(_BAD_INDEX.format(f"numpy.{name}" if isinstance(k, np.generic) else name))
 
 
 def _to_int(v):
@@ -357,9 +360,7 @@ def _setitem(self, key, value):
                                                                  isinstance(value, Tensor) and value.ndim == 0):
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     basic, dims, indices, strict = _parse(self, key)
-    if isinstance(value, (list, tuple, np.ndarray)):
-        value = tensor(value, dtype=self.dtype, device=self.device)
-    elif isinstance(value, Tensor):
+    if isinstance(value, Tensor):
         # torch's index_put wants equal dtypes; x[mask] = 0-d tensor goes by masked_fill, which casts
         if strict and not (isinstance(key, Tensor) and key.dtype is _dtype.bool and value.ndim == 0):
             _check_same_dtype(self, value)

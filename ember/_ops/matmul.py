@@ -530,7 +530,7 @@ def einsum(*args):
         >>> ember.einsum('ii->', ember.eye(3))
         tensor(3.)
     """
-    if not args or (isinstance(args[0], str) and len(args) == 1):
+    if len(args) < 2:  # an equation without operands, or an operand without its subscripts
         raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                          "operand and its subscripts list")
     if isinstance(args[0], str):

@@ -91,6 +91,11 @@ class Lerp(Function):
 
 def lerp(input, end, weight, *, out=None):
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` a number or a tensor."""
+    dt = getattr(input, "dtype", None)
+    if dt is not None and not (dt.is_floating_point or dt.is_complex) and getattr(end, "dtype", None) is dt and \
+            getattr(weight, "dtype", dt) is dt:  # torch has no integer or bool lerp kernel
+        raise NotImplementedError(f"\"lerp_kernel_{'tensor' if hasattr(weight, 'dtype') else 'scalar'}\" not "
+                                  f"implemented for '{_dtype.scalar_name(dt)}'")
     try:
         r = Lerp.apply(input, end, weight)
     except (ValueError, OverflowError) as e:

@@ -83,9 +83,31 @@ def _write_pair(result, out, cls):
     return cls(*out)
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
-    """Sorts ``input`` along ``dim``; returns (values, indices). NaN sorts as the largest value; equal elements
-    keep their order.
+_UNSET = object()
+
+
+def _sort_args(name, args, dim, descending, stable):
+    """torch's two signatures ``(dim=-1, descending=False)`` and ``(*, stable, dim=-1, descending=False)``: with
+    ``stable`` given, ``dim`` and ``descending`` are keywords too."""
+    if args:
+        if stable is not _UNSET or len(args) > 2:
+            kinds = ", ".join([type(a).__name__ for a in args] + (["stable"] if stable is not _UNSET else []))
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected "
+                            f"one of:\n * (int dim = -1, bool descending = False)\n * (*, bool stable, int dim = -1, "
+                            f"bool descending = False)")
+        if dim is not _UNSET or len(args) == 2 and descending is not _UNSET:
+            raise TypeError(f"{name}() got multiple values for argument "
+                            f"'{'dim' if dim is not _UNSET else 'descending'}'")
+        dim = args[0]
+        if len(args) == 2:
+            descending = args[1]
+    return -1 if dim is _UNSET else dim, descending is not _UNSET and descending
+
+
+def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
+    """``sort(input, dim=-1, descending=False)`` or ``sort(input, *, stable, dim=-1, descending=False)``: sorts
+    ``input`` along ``dim``; returns (values, indices). NaN sorts as the largest value; equal elements keep their
+    order (every sort is stable).
 
     Example::
 
@@ -94,15 +116,17 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
         values=tensor([1., 2., 3.]),
         indices=tensor([1, 2, 0]))
     """
+    dim, descending = _sort_args("sort", args, dim, descending, stable)
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     return _write_pair(Pick.apply(input, dim=d, descending=bool(descending), start=0, stop=n, keepdim=True), out,
                        SortResult)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    """The indices that sort ``input`` along ``dim``."""
-    return sort(input, dim, descending, stable).indices
+def argsort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
+    """The indices that sort ``input`` along ``dim`` (the signatures of :func:`sort`)."""
+    dim, descending = _sort_args("argsort", args, dim, descending, stable)
+    return sort(input, dim=dim, descending=descending).indices
 
 
 def msort(input):
@@ -127,6 +151,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
+        if n == 0:
+            raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     _no_bool(input, "kthvalue_cpu")
     return _write_pair(Pick.apply(input, dim=d, descending=False, start=int(k) - 1, stop=int(k),

@@ -69,9 +69,17 @@ def positive(input):
     return input
 
 
+def _no_kernel(x, kernel, kinds="b"):
+    """torch's error for an input dtype (by NumPy kind) its kernel has no implementation for."""
+    if x.dtype.kind in kinds:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(x.dtype))}'")
+
+
 class Abs(Unary):
     @staticmethod
     def forward(ctx, x):
+        _no_kernel(x, "abs_cpu")
         ctx.save_for_backward(x)
         return ufunc1(ctx.xp.abs, x)
 
@@ -130,28 +138,35 @@ def conj(input):
 class Floor(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.floor, x)
+        if x.dtype.kind in _INTEGRAL:
+            _no_kernel(x, "floor_vml_cpu")
+            return x.copy()
+        return ufunc1(ctx.xp.floor, x)
 
 
 class Ceil(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.ceil, x)
+        if x.dtype.kind in _INTEGRAL:
+            _no_kernel(x, "ceil_vml_cpu")
+            return x.copy()
+        return ufunc1(ctx.xp.ceil, x)
 
 
 class Trunc(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype.kind in _INTEGRAL else ufunc1(ctx.xp.trunc, x)
+        if x.dtype.kind in _INTEGRAL:
+            _no_kernel(x, "trunc_vml_cpu")
+            return x.copy()
+        return ufunc1(ctx.xp.trunc, x)
 
 
 class Round(ZeroGrad):
     @staticmethod
     def forward(ctx, x, decimals):
         if x.dtype.kind in _INTEGRAL:
-            if decimals:
-                raise NotImplementedError(f'"round_cpu" not implemented for '
-                                          f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(x.dtype))}'")
+            _no_kernel(x, "round_cpu" if decimals else "round_vml_cpu", _INTEGRAL if decimals else "b")
             return x.copy()
         return ufunc1(ctx.xp.rint, x) if decimals == 0 else ctx.xp.round(x, decimals)  # halves round to even
 
@@ -176,6 +191,7 @@ def round(input, *, decimals=0, out=None):
 class Frac(Unary):
     @staticmethod
     def forward(ctx, x):
+        _no_kernel(x, "frac_cpu", _INTEGRAL)
         return ufunc2(ctx.xp.subtract, x, ufunc1(ctx.xp.trunc, x))
 
     @staticmethod

@@ -153,6 +153,8 @@ class SumToSize(Function):
 
 def sum_to_size(input, *size):
     """Sums ``input`` over broadcast dimensions down to ``size``."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     size = shape_arg(size)
     if tuple(input.shape) == size:
         return input

@@ -104,9 +104,9 @@ def test_setitem(key, kind):
 
 def test_setitem_value_kinds():
     x, t = ember.zeros(2, 3), torch.zeros(2, 3)
-    x[0] = [1, 2, 3]  # a list (torch refuses lists; ember reads them as a tensor of x's dtype)
-    t[0] = torch.tensor([1.0, 2, 3])
-    x[1, :2] = np.array([4.0, 5.0])
+    x[0] = ember.tensor([1, 2, 3])  # lists and arrays are refused, as torch's (tests/tensor/test_torch_edge_cases.py)
+    t[0] = torch.tensor([1, 2, 3])
+    x[1, :2] = ember.tensor([4.0, 5.0])
     t[1, :2] = torch.tensor([4.0, 5.0])
     x[1, 2] = ember.tensor(6, dtype=ember.int64)  # basic indexing casts the value
     t[1, 2] = torch.tensor(6)

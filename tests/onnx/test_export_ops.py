@@ -36,7 +36,7 @@ OPS = [
     ("sub_broadcast", lambda x: x - x[0], x34),
     ("mul", lambda x: x * x, x34), ("div", lambda x: x / 3, x34), ("rdiv", lambda x: 1 / x, pos34),
     ("pow_scalar", lambda x: x ** 3, x34), ("rpow", lambda x: 2 ** x, x34), ("pow_tensor", lambda x: x ** x, pos34),
-    ("maximum", lambda x: ember.maximum(x, x.flip(1)), x34), ("minimum", lambda x: ember.minimum(x, 0.5), x34),
+    ("maximum", lambda x: ember.maximum(x, x.flip(1)), x34), ("minimum", lambda x: ember.minimum(x, ember.tensor(0.5)), x34),
     ("floor_divide", lambda x: x // 0.7, x34), ("remainder", lambda x: x % 0.7, x34),
     ("fmod", lambda x: x.fmod(0.7), x34),
     ("div_trunc", lambda x: x.div(0.7, rounding_mode="trunc"), x34), ("hypot", lambda x: x.hypot(x + 1), x34),

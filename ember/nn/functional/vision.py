@@ -148,6 +148,21 @@ class ScatterPoints(Function):
         return GatherPoints.apply(grad, key=ctx.key, points=ctx.points)
 
 
+class NearestMask(Function):
+    """``vals`` times ``mask`` (the points inside the input, or 1): nearest sampling, piecewise constant in ``grid``,
+    gives ``grid`` the zero gradient torch gives it."""
+
+    @staticmethod
+    def forward(ctx, vals, mask, grid):
+        ctx.mask, ctx.grid_shape = mask, grid.shape
+        return vals * mask
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = ctx.mask if isinstance(ctx.mask, float) else _const(ctx.mask, grad.device)
+        return grad * mask, None, _const(ctx.xp.zeros(ctx.grid_shape, grad.dtype.np), grad.device)
+
+
 def _point_key(xp, N, C, S, index):
     """Flat positions in (N, C, S) of ``index`` (N, P), the same for every channel."""
     return (xp.arange(N * C).reshape(N, C, 1) * S + index.reshape(N, 1, index.size // N if N else 0)).reshape(-1)
@@ -221,7 +236,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     if mode == "nearest":
         vals, inside = sample([c.round() for c in coords])
-        return vals * inside.to(vals.dtype) if padding_mode == "zeros" else vals
+        return NearestMask.apply(vals, inside.to(vals.dtype) if padding_mode == "zeros" else 1.0, grid)
     lows = [c.floor() for c in coords]
     result = None
     if mode == "bicubic":  # 4 x 4 taps around the point, weighted by the cubic convolution kernel (A = -0.75)
