@@ -7,6 +7,8 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
            "block_diag", "ravel"]
 import warnings
 
+import numpy as np
+
 from .. import _dtype
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
@@ -186,7 +188,9 @@ class Flip(Function):
 
 def flip(input, dims):
     """A copy of ``input`` with the order of elements reversed along ``dims``."""
-    if isinstance(dims, int):
+    if isinstance(dims, np.integer):  # torch takes a NumPy integer as one dim (but not a Python int)
+        dims = (int(dims),)
+    elif isinstance(dims, int):
         raise TypeError("flip(): argument 'dims' (position 2) must be tuple of ints, not int")
     return Flip.apply(input, dims=_dim_set(dims, input.ndim) if input.ndim else ())
 
@@ -219,12 +223,12 @@ class Roll(Function):
 
 def roll(input, shifts, dims=None):
     """Rotates the elements of ``input`` by ``shifts`` places along ``dims`` (of the flattened tensor if None)."""
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(int(s) for s in shifts)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return reshape(roll(flatten(input), shifts, 0), input.shape)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if len(shifts) != len(dims):
@@ -307,7 +311,7 @@ def tile(input, *args, dims=None):
         dims = args[0] if len(args) == 1 else args
     elif args:
         raise TypeError("tile() got multiple values for argument 'dims'")
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(dims)
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 

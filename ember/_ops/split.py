@@ -72,7 +72,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return _split_at(input, d, _pieces(sizes))
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     """Splits ``tensor`` along ``dim`` into views of ``split_size_or_sections`` entries each (the last may be
     smaller), or of the sizes in a list.
 
@@ -81,6 +81,12 @@ def split(tensor, split_size_or_sections, dim=0):
         >>> [p.tolist() for p in ember.arange(5).split(2)]
         [[0, 1], [2, 3], [4]]
     """
+    if split_size is not None:  # the Tensor method's name for it
+        if split_size_or_sections is not None:
+            raise TypeError("split() got multiple values for argument 'split_size'")
+        split_size_or_sections = split_size
+    elif split_size_or_sections is None:
+        raise TypeError("split() missing 1 required positional argument: 'split_size_or_sections'")
     if not isinstance(split_size_or_sections, int) and not (
             isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0):
         return split_with_sizes(tensor, split_size_or_sections, dim)
@@ -110,9 +116,13 @@ def chunk(input, chunks, dim=0):
     return split(input, (n + chunks - 1) // chunks, d)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, indices=None, sections=None):
     """Splits ``input`` along ``dim`` into ``sections`` views of near-equal size (the first ones one longer), or
     at the given ``indices``, like ``numpy.array_split``."""
+    given = [a for a in (indices_or_sections, indices, sections) if a is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() takes exactly one of indices_or_sections, indices or sections")
+    indices_or_sections = given[0]
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)

@@ -95,7 +95,7 @@ class Histogram(Function):
         return hist.astype(x.dtype, copy=False)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: the histogram of the values of ``input`` over ``bins`` equal-width bins spanning
     ``range`` (default: the smallest and largest value), or over the increasing edges of the 1-D tensor ``bins``.
     Each value counts ``weight`` (default 1); ``density`` normalizes the histogram to integrate to 1. The last bin

@@ -333,8 +333,8 @@ def t(input):
 
 
 def _dim_list(dims, n, what, op="movedim"):
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    out = tuple(wrap_dim(d, n) for d in dims)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    out = tuple(wrap_dim(int(d), n) for d in dims)
     if len(set(out)) != len(out):
         raise RuntimeError(f"{op}: repeated dim in `{what}` ({list(dims)})")
     return out
@@ -416,7 +416,7 @@ def squeeze(input, dim=None):
     if dim is None:
         dims = range(n)
     else:
-        dims = [wrap_dim(d, n) for d in ((dim,) if isinstance(dim, int) else dim)]
+        dims = [wrap_dim(int(d), n) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
     return Squeeze.apply(input, dims=tuple(d for d in dims if n and input.shape[d] == 1))
 
 

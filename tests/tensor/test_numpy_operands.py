@@ -68,3 +68,14 @@ def test_writing_into_read_only_numpy_memory_raises_clearly():
             write()
     with pytest.raises(RuntimeError, match="refers to a single memory location"):
         ember.ones(1, 4).expand(3, 4).add_(1)  # a broadcast view: torch's error
+
+
+@pytest.mark.parametrize("name", ["flip", "roll", "squeeze", "movedim", "tile", "transpose", "cumsum", "argmax"])
+def test_numpy_integers_as_dims_of_shape_ops(name):
+    one = np.int64(1)
+    call = {"flip": lambda t: t.flip(one), "roll": lambda t: t.roll(1, one), "squeeze": lambda t: t[:, None].squeeze(one),
+            "movedim": lambda t: t.movedim(np.int64(0), one), "tile": lambda t: t.tile(np.int64(2)),
+            "transpose": lambda t: t.transpose(np.int64(0), one), "cumsum": lambda t: t.cumsum(one),
+            "argmax": lambda t: t.argmax(one)}[name]
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(call(ember.tensor(x)).numpy(), call(torch.tensor(x)).numpy())

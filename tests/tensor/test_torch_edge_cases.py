@@ -194,3 +194,15 @@ def test_cuda_type_name_without_cuda():
     for m in (torch, ember):
         with pytest.raises(RuntimeError, match="Cannot initialize CUDA"):
             m.tensor([1]).type("torch.cuda.FloatTensor")
+
+
+@pytest.mark.parametrize("call", [lambda m, t: t.split(split_size=2), lambda m, t: m.split(t, 2, 1),
+                                  lambda m, t: m.tensor_split(t, indices=[1]), lambda m, t: m.tensor_split(t, sections=2),
+                                  lambda m, t: t.tensor_split(2, 1), lambda m, t: m.histogram(t)],
+                         ids=["split_size", "split", "indices", "sections", "tensor_split", "histogram_default_bins"])
+def test_keyword_forms_and_defaults(call):
+    x = np.arange(12.0).reshape(3, 4)
+    e, t = call(ember, ember.tensor(x)), call(torch, torch.tensor(x))
+    assert len(e) == len(t)
+    for a, b in zip(e, t):
+        np.testing.assert_allclose(a.numpy(), b.numpy())
