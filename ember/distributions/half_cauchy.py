@@ -1,17 +1,14 @@
 """The half-Cauchy distribution: ``|X|`` of a centred Cauchy variable."""
 import math
 
-from .._creation import as_tensor, full, zeros_like
-from .._ops.index import where
-from . import constraints
+from .._creation import full
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
+from .folded import Folded
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(Folded):
     """The distribution of ``Y = |X|`` with ``X ~ Cauchy(0, scale)`` (``base_dist``).
 
     Example::
@@ -23,48 +20,12 @@ class HalfCauchy(TransformedDistribution):
     Args:
         scale (float or Tensor): the scale of the full Cauchy distribution.
     """
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    _base = Cauchy
 
     @property
     def mean(self):
         return full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
-    def mode(self):
-        return zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
