@@ -166,14 +166,9 @@ class Sub(Binary):
         return grad, -grad if ctx.needs_input_grad[1] else None
 
 
-def _conj(v):
-    """The conjugate of a factor in a gradient (torch: grad * conj(f'(z))); real values as they are."""
-    if isinstance(v, Tensor):
-        return v.conj() if v.dtype.is_complex else v
-    return v.conjugate() if type(v) is complex else v
-
-
 class Mul(Binary):
+    holomorphic = True
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -182,11 +177,13 @@ class Mul(Binary):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad * _conj(b) if ctx.needs_input_grad[0] else None,
-                grad * _conj(a) if ctx.needs_input_grad[1] else None)
+        return (grad * b if ctx.needs_input_grad[0] else None,
+                grad * a if ctx.needs_input_grad[1] else None)
 
 
 class Div(Binary):
+    holomorphic = True
+
     @staticmethod
     def forward(ctx, a, b):
         if _is_integral(a, b):
@@ -197,8 +194,8 @@ class Div(Binary):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad / _conj(b) if ctx.needs_input_grad[0] else None,
-                -grad * _conj((a / b) / b) if ctx.needs_input_grad[1] else None)
+        return (grad / b if ctx.needs_input_grad[0] else None,
+                -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None)
 
 
 class DivFloor(Binary):

@@ -41,15 +41,10 @@ def xp_of(t):
 _DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
 
 # -- matmul ------------------------------------------------------------------------------------------------------
-def _adjoint(t):
-    """The conjugate transpose of the matrices in ``t``: what a product's gradient multiplies by (torch's
-    convention for complex inputs)."""
-    return t.mH if t.dtype.is_complex else t.mT
-
-
 class Matmul(Function):
     """``a @ b`` for operands of at least two dimensions, broadcasting batch dimensions."""
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -69,12 +64,12 @@ class Matmul(Function):
         a, b = ctx.saved_tensors
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = Matmul.apply(grad, _adjoint(b))  # the engine sums broadcast batch dimensions
+            ga = Matmul.apply(grad, b.mT)  # the engine sums broadcast batch dimensions
         if ctx.needs_input_grad[1]:
             if a.ndim > 2 and b.ndim == 2:
-                gb = Matmul.apply(_adjoint(reshape(a, (-1, a.shape[-1]))), reshape(grad, (-1, grad.shape[-1])))
+                gb = Matmul.apply(reshape(a, (-1, a.shape[-1])).mT, reshape(grad, (-1, grad.shape[-1])))
             else:
-                gb = Matmul.apply(_adjoint(a), grad)
+                gb = Matmul.apply(a.mT, grad)
         return ga, gb
 
 
@@ -256,6 +251,7 @@ ger = outer
 class AddMatmul(Function):
     """``beta * input + alpha * (a @ b)``, the product summed over dimension 0 when ``reduce_batch`` (addbmm)."""
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, input, a, b, beta, alpha, reduce_batch):
@@ -279,10 +275,10 @@ class AddMatmul(Function):
         g = reshape(grad, (1,) + tuple(grad.shape)) if ctx.reduce_batch else grad
         ga = gb = None
         if ctx.needs_input_grad[1]:
-            ga = Matmul.apply(g, _adjoint(b))
+            ga = Matmul.apply(g, b.mT)
             ga = ga * alpha if alpha != 1 else ga
         if ctx.needs_input_grad[2]:
-            gb = Matmul.apply(_adjoint(a), g)
+            gb = Matmul.apply(a.mT, g)
             gb = gb * alpha if alpha != 1 else gb
         gi = (grad * beta if beta != 1 else grad) if ctx.needs_input_grad[0] else None
         return gi, ga, gb

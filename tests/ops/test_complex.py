@@ -208,3 +208,10 @@ def test_rope(noncontig):
     _close(ef, tf, "complex64")
     _close(eo, to, "float32")
     _close(eg, tg, "float32")
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_addmm_with_complex_scalars(dtype):
+    """beta and alpha are factors too: torch's gradients multiply by their conjugates."""
+    fn = lambda L, x, y: L.addmm(x[:, :2], x, y.mT[:, :2], beta=0.5 - 1j, alpha=2 + 1j)  # noqa: E731
+    _check(fn, dtype, _complex((3, 4), dtype, 11), _complex((3, 4), dtype, 12))
