@@ -63,10 +63,10 @@ class ProcessContext:
         if not alive:
             return True
         for sentinel in multiprocessing.connection.wait(list(alive), timeout):
-            i = alive[sentinel]
-            p = self.processes[i]
-            p.join()
-            if p.exitcode != 0:
+            self.processes[alive[sentinel]].join()
+        # every ended process, not only those the wait reported: another may have failed meanwhile
+        for i, p in enumerate(self.processes):
+            if p.exitcode not in (None, 0):
                 self._fail(i)
         return all(p.exitcode is not None for p in self.processes)
 
