@@ -135,3 +135,19 @@ def _add_windows_2d(cols, kh, kw, sh, sw, dh, dw, oh, out):
                         base = (oy * ow + ox) * b_
                         for b in range(b_):
                             out[c, iy, ix, b] += cols[row, base + b]
+
+
+# -- optimizer steps ---------------------------------------------------------------------------------------------------
+def _sgd(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+    """One SGD step of the flat parameter ``p`` from its gradient ``g``, in one pass: ``buf`` is the momentum buffer
+    (started from the gradient on the ``first`` step; unused without momentum). ``optim.sgd._step_numpy`` is the
+    reference."""
+    for i in range(p.size):
+        d = -g[i] if maximize else g[i]
+        if weight_decay != 0:
+            d += weight_decay * p[i]
+        if momentum != 0:
+            b = d if first else buf[i] * momentum + (1 - dampening) * d
+            buf[i] = b
+            d = d + momentum * b if nesterov else b
+        p[i] -= lr * d

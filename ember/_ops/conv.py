@@ -193,8 +193,18 @@ class Conv(Function):
             axes = (0,) + tuple(range(2, grad.ndim))
             # on the array when no graph is recorded: a sum of a few hundred thousand elements is not worth waking
             # the intra-op threads for
-            gb = grad.sum(axes) if grad_enabled() else Tensor._make(grad._data.sum(axes), grad.dtype, grad.device)
+            gb = grad.sum(axes) if grad_enabled() else Tensor._make(_bias_grad(ctx.xp, grad._data), grad.dtype,
+                                                                     grad.device)
         return gx, gw, gb
+
+
+def _bias_grad(xp, g):
+    """The sum of g (B, O, *out) over all but its channels: as products with a vector of ones, the rows' sums run at
+    the BLAS's speed (NumPy's sum over axes (0, 2, 3) is 3x slower)."""
+    if g.dtype.kind != "f" or g.dtype.itemsize < 4:
+        return g.sum((0,) + tuple(range(2, g.ndim)))
+    rows = g.reshape(g.shape[:2] + (math.prod(g.shape[2:]),))
+    return (rows @ xp.ones(rows.shape[2], g.dtype)).sum(0)
 
 
 class ConvInput(Function):

@@ -1,6 +1,9 @@
 """Stochastic gradient descent (optionally with momentum and Nesterov momentum)."""
+import numpy as np
+
+from .._kernels import compiled
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _real, _to_scalar
+from .optimizer import Optimizer, _real, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -50,20 +53,44 @@ class SGD(Optimizer):
         return {} if group["momentum"] != 0 else None
 
     def _update(self, p, grad, state, group):
-        param = _real(p._data)
-        g = _grad_array(p, grad, group["maximize"])
-        wd, momentum = group["weight_decay"], group["momentum"]
-        if wd != 0:
-            g = param * wd + g
+        param, g = _real(p._data), _real(grad._data)
+        momentum = group["momentum"]
+        buf, first = None, False
         if momentum != 0:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = g.astype(param.dtype)  # a copy, in the parameter's dtype
-                state["momentum_buffer"] = Tensor._make(buf.view(p._data.dtype), p.dtype, p.device)
-            else:
-                buf = _real(buf._data)
-                buf *= momentum
-                dampening = group["dampening"]
-                buf += g if dampening == 0 else g * (1 - dampening)
-            g = buf * momentum + g if group["nesterov"] else buf
-        param -= g * _to_scalar(group["lr"])
+            kept = state.get("momentum_buffer")
+            first = kept is None
+            if first:  # set to the gradient by this step
+                kept = state["momentum_buffer"] = Tensor._make(p._data.copy(), p.dtype, p.device)
+            buf = _real(kept._data)
+        options = (_to_scalar(group["lr"]), momentum, group["dampening"], group["weight_decay"])
+        flags = (group["nesterov"], group["maximize"], first)
+        fused = None
+        if isinstance(param, np.ndarray) and param.dtype in _FUSED_DTYPES and g.dtype == param.dtype and \
+                param.flags.c_contiguous and g.flags.c_contiguous and (buf is None or buf.flags.c_contiguous):
+            fused = compiled.kernel("sgd", param.size)
+        if fused is None:
+            _step_numpy(param, g, buf, *options, *flags)
+        else:
+            flat = param.reshape(-1)
+            fused(flat, g.reshape(-1), flat if buf is None else buf.reshape(-1), *map(param.dtype.type, options),
+                  *flags)
+
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _step_numpy(param, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+    """One SGD step of ``param`` in place (the reference of ``compiled.sgd``): ``buf`` is the momentum buffer, set
+    to the gradient on the ``first`` step."""
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = param * weight_decay + g
+    if momentum != 0:
+        if first:
+            buf[...] = g
+        else:
+            buf *= momentum
+            buf += g if dampening == 0 else g * (1 - dampening)
+        g = buf * momentum + g if nesterov else buf
+    param -= g * lr

@@ -1,5 +1,5 @@
-"""The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows, col2im),
-the fallback to the references without numba, and the malloc thresholds set at import."""
+"""The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows, col2im,
+the SGD step), the fallback to the references without numba, and the malloc thresholds set at import."""
 import os
 import subprocess
 import sys
@@ -169,6 +169,39 @@ def test_conv2d_input_gradient_vs_torch(monkeypatch):
     (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
     np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-4, atol=1e-4)
     assert "add_windows_2d" in used
+
+
+# -- SGD ----------------------------------------------------------------------------------------------------------
+SGD_OPTIONS = [dict(momentum=0.0), dict(momentum=0.9), dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+               dict(momentum=0.5, dampening=0.3, maximize=True), dict(weight_decay=0.1, maximize=True)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("options", SGD_OPTIONS)
+def test_sgd_step_matches_reference_and_torch(monkeypatch, dtype, options):
+    shape = (130, 257)  # above MIN_SIZE
+    w0 = RNG.standard_normal(shape).astype(dtype)
+    grads = [RNG.standard_normal(shape).astype(dtype) for _ in range(4)]
+    results = []
+    for min_size in (0, 1 << 40):  # the numba loop, then the NumPy reference
+        monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
+        used = _spy(monkeypatch)
+        w = ember.nn.Parameter(ember.tensor(w0))
+        opt = ember.optim.SGD([w], lr=0.05, **options)
+        for g in grads:
+            w.grad = ember.tensor(g)
+            opt.step()
+        assert ("sgd" in used) == (min_size == 0)
+        results.append(w.detach().numpy())
+    w = torch.nn.Parameter(torch.tensor(w0))
+    opt = torch.optim.SGD([w], lr=0.05, **options)
+    for g in grads:
+        w.grad = torch.tensor(g)
+        opt.step()
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(results[0], results[1], **tol)
+    np.testing.assert_allclose(results[0], w.detach().numpy(), **tol)
+    assert not np.allclose(results[0], w0)
 
 
 # -- malloc --------------------------------------------------------------------------------------------------------
