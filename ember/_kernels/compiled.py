@@ -151,3 +151,25 @@ def _sgd(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, f
             buf[i] = b
             d = d + momentum * b if nesterov else b
         p[i] -= lr * d
+
+
+# -- max-pool routing (2-D) --------------------------------------------------------------------------------------------
+def _scatter_windows_2d(g, arg, dy, dx, sh, sw, ph, pw, disjoint, out):
+    """Adds each window's value ``g`` (N, oh, ow) into the element of ``out`` (N, H, W) that its window position
+    ``arg`` points at: row ``oy * sh - ph + dy[arg]``, column ``ox * sw - pw + dx[arg]`` (positions outside ``out``,
+    in the padding, are dropped). ``disjoint`` windows are written rather than added. ``pool.WindowScatter`` holds
+    the reference."""
+    n_, oh, ow = g.shape
+    h_, w_ = out.shape[1], out.shape[2]
+    for n in range(n_):
+        for oy in range(oh):
+            y0 = oy * sh - ph
+            for ox in range(ow):
+                p = arg[n, oy, ox]
+                iy = y0 + dy[p]
+                ix = ox * sw - pw + dx[p]
+                if 0 <= iy < h_ and 0 <= ix < w_:
+                    if disjoint:
+                        out[n, iy, ix] = g[n, oy, ox]
+                    else:
+                        out[n, iy, ix] += g[n, oy, ox]

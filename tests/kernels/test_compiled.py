@@ -1,5 +1,5 @@
 """The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows, col2im,
-the SGD step), the fallback to the references without numba, and the malloc thresholds set at import."""
+max-pool routing, the SGD step), the fallback to the references without numba, and the malloc thresholds set at import."""
 import os
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import torch
 import ember
 
 from ember._kernels import compiled, malloc
-from ember._ops import conv, nn_norm, nn_ops
+from ember._ops import conv, nn_norm, nn_ops, pool
 
 numba = pytest.importorskip("numba")
 RNG = np.random.default_rng(0)
@@ -169,6 +169,41 @@ def test_conv2d_input_gradient_vs_torch(monkeypatch):
     (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
     np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-4, atol=1e-4)
     assert "add_windows_2d" in used
+
+
+# -- max-pool routing ----------------------------------------------------------------------------------------------
+POOL_GEOMETRIES = [((4, 3, 12, 12), (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0))),  # disjoint windows
+                   ((3, 2, 15, 11), (3, 3), (2, 1), (1, 1), ((1, 1), (1, 2))),  # overlapping, padded
+                   ((2, 4, 9, 20), (2, 3), (2, 2), (2, 1), ((0, 1), (1, 2)))]  # dilated, ceil-mode-like high pads
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("geometry", POOL_GEOMETRIES)
+def test_scatter_windows_matches_reference(monkeypatch, dtype, geometry):
+    plan = conv.Plan(*geometry)
+    x = RNG.standard_normal(plan.shape).astype(dtype)
+    _, arg = pool.max_windows(np, x, plan)
+    g = RNG.standard_normal(arg.shape).astype(dtype)
+    results = []
+    for min_size in (0, 1 << 40):  # the numba loop, then the NumPy reference
+        monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
+        used = _spy(monkeypatch)
+        results.append(pool.WindowScatter.apply(ember.from_numpy(g), arg=arg, plan=plan).numpy())
+        assert ("scatter_windows_2d" in used) == (min_size == 0)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)  # overlaps may add in another order
+    assert results[0].shape == plan.shape and np.abs(results[0]).max() > 0
+
+
+def test_max_pool2d_gradient_vs_torch(monkeypatch):
+    x = RNG.standard_normal((16, 8, 41, 38)).astype(np.float32)  # windows above MIN_SIZE
+    args = dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ye, yt = ember.nn.functional.max_pool2d(xe, **args), torch.nn.functional.max_pool2d(xt, **args)
+    g = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
+    used = _spy(monkeypatch)
+    (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
+    np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-6, atol=1e-6)
+    assert "scatter_windows_2d" in used
 
 
 # -- SGD ----------------------------------------------------------------------------------------------------------
