@@ -1,11 +1,13 @@
-"""Function transforms, as ``torch.func``: functional_call, grad, grad_and_value, vjp, jacrev, jacfwd, hessian, vmap.
+"""Function transforms, as ``torch.func``: functional_call, grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd,
+hessian, vmap.
 
 They are built on ``ember.autograd`` rather than on functorch's levels: a transform differentiates a function at fresh
 copies of its inputs (detached leaves, or views of inputs that already require grad) and builds a graph of the
 gradients only where something outside the transform needs it (an input that requires grad, or an enclosing
-transform), so transforms nest (``hessian``, ``grad(grad(f))``, ``vmap(grad(f))``). Everything is reverse mode:
-``jacfwd`` is ``jacrev`` (the Jacobian is the same). ``vmap`` runs the function once per slice and stacks the results
-rather than batching the ops, so its cost is a Python loop over the batch.
+transform), so transforms nest (``hessian``, ``grad(grad(f))``, ``vmap(grad(f))``). Forward mode (``jvp``,
+``linearize``, ``jacfwd``) computes exact Jacobian-vector products with reverse mode, by the double-vjp construction of
+``ember.autograd.forward_ad``. ``vmap`` runs the function once per slice and stacks the results rather than batching
+the ops, so its cost is a Python loop over the batch.
 
 Inputs and outputs may be tensors or nests (pytrees) of tuples, lists and dicts of them.
 """
@@ -16,11 +18,12 @@ from ._ops.shape import stack
 from ._random import get_rng_state, set_rng_state
 from ._tensor import Tensor
 from .autograd.engine import grad as _autograd_grad
+from .autograd.forward_ad import _check_tangent, _linearize
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .nn.utils.stateless import _functional_call
 
-__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian",
-           "vmap"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev",
+           "jacfwd", "hessian", "vmap"]
 
 
 # -- pytrees: (leaves, spec) with spec None for a leaf, else (type, dict keys or None, child specs) -------------------
@@ -167,12 +170,12 @@ def _create_graph(outputs, fresh):
             if o.grad_fn is None and id(o) not in ours:
                 return True
             nodes.append(o.grad_fn)
-    seen = set()
+    seen = set()  # the nodes themselves: a leaf's AccumulateGrad is made on demand, so its id may be reused
     while nodes:
         node = nodes.pop()
-        if node is None or id(node) in seen:
+        if node is None or node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         leaf = getattr(node, "variable", None)
         if leaf is not None and id(leaf) not in ours:
             return True
@@ -312,17 +315,159 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     return wrapper
 
 
+# -- forward-mode transforms ------------------------------------------------------------------------------------------
+def _treespec(spec):
+    """``spec`` written as torch writes its TreeSpec, for error messages."""
+    if spec is None:
+        return "*"
+    kind, keys, specs = spec
+    return f"TreeSpec({kind.__name__}, {keys}, [{', '.join(map(_treespec, specs))}])"
+
+
+def _forward_outputs(out, api):
+    leaves, spec = _flatten(out)
+    for t in leaves:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(t)}")
+    return leaves, spec
+
+
+def _filled(tangents, outputs):
+    return [zeros_like(o) if t is None else t for t, o in zip(tangents, outputs)]
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``func(*primals)`` and its Jacobian-vector product with ``tangents`` (the primals' structure): ``(output,
+    jvp_out)``, or ``(output, jvp_out, aux)`` with ``has_aux``. ``strict`` is accepted for torch's signature.
+
+    Example::
+
+        >>> x = ember.tensor([1.0, 2.0])
+        >>> ember.func.jvp(lambda x: x ** 2, (x,), (ember.ones(2),))
+        (tensor([1., 4.]), tensor([2., 4.]))
+    """
+    api = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    leaves, spec = _flatten(primals)
+    vs, v_spec = _flatten(tangents)
+    if v_spec != spec:
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python structure. For example, if "
+                           f"primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{_treespec(spec)} and tangents with structure {_treespec(v_spec)}")
+    if not leaves:
+        raise RuntimeError(f"{api}: Expected primals to contain at least one Tensor.")
+    for what, ts in (("primals", leaves), ("tangents", vs)):
+        for t in ts:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"{api}: Expected {what} to only contain Tensors, got {type(t)}")
+    for p, v in zip(leaves, vs):
+        _check_tangent(p, v)
+    fresh = [_fresh(x) for x in leaves]
+    with enable_grad():
+        out = func(*_unflatten(spec, iter(fresh)))
+    out, aux = _split_aux(out, has_aux, api)
+    outs, out_spec = _forward_outputs(out, api)
+    cg = _create_graph(outs, fresh) or is_grad_enabled() and any(v.requires_grad for v in vs)
+    jv = _filled(_linearize(outs, fresh)(vs, cg), outs)
+    result = (_unwrap(out, cg), _unflatten(out_spec, iter(jv)))
+    return result + (_unwrap(aux, cg),) if has_aux else result
+
+
+def linearize(func, *primals):
+    """``func(*primals)`` and a function mapping tangents (the primals' structure, as positional arguments) to the
+    Jacobian-vector products: ``(output, jvp_fn)``. ``func`` runs once; each ``jvp_fn`` call costs one backward pass.
+
+    Example::
+
+        >>> out, jvp_fn = ember.func.linearize(ember.sin, ember.zeros(2))
+        >>> jvp_fn(ember.tensor([1.0, 2.0]))
+        tensor([1., 2.])
+    """
+    leaves, spec = _flatten(primals)
+    fresh = [_fresh(x) for x in leaves]
+    with enable_grad():
+        out = func(*_unflatten(spec, iter(fresh)))
+    outs, out_spec = _forward_outputs(out, "linearize(f, *primals)")
+    cg = _create_graph(outs, fresh)
+    lin = _linearize(outs, fresh)
+
+    def jvp_fn(*tangents):
+        vs, v_spec = _flatten(tangents)
+        if v_spec != spec:
+            raise RuntimeError(f"Expected the tangents {_treespec(v_spec)} to have the same argspec as the primals "
+                               f"{_treespec(spec)}")
+        for i, (p, v) in enumerate(zip(leaves, vs)):
+            if v.shape != p.shape:
+                raise RuntimeError(f"tangent:{i} with shape {v.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")
+            if v.dtype is not p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {v.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+        graph = cg or is_grad_enabled() and any(v.requires_grad for v in vs)
+        return _unflatten(out_spec, iter(_filled(lin(vs, graph), outs)))
+    return _unwrap(out, cg), jvp_fn
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func``, as ``torch.func.jacfwd``. ember has no forward mode: this is :func:`jacrev`, which
-    gives the same Jacobian (at one backward pass per output element rather than one forward pass per input
-    element)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """The Jacobian of ``func`` with respect to its argument(s) ``argnums``, by forward mode (one Jacobian-vector
+    product per input element, after one backward pass that builds ``J^T u``): for an output of shape ``S`` and an
+    input of shape ``T``, a tensor of shape ``S + T``, nested as the outputs and then as the inputs.
+
+    Args:
+        func (callable): the function; with ``has_aux`` it returns ``(output, aux)``.
+        argnums (int or tuple of ints): which positional arguments to differentiate. Default: 0
+        has_aux (bool): ``func`` also returns an auxiliary object, passed through. Default: False
+        randomness (str): 'error' raises if ``func`` draws from the default CPU generator (as torch's batched
+            forward passes do); 'same' and 'different' allow it. Default: 'error'
+
+    Example::
+
+        >>> ember.func.jacfwd(lambda x: x ** 2)(ember.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    api = "jacfwd(f, argnums)(*args)"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        for x in _flatten(_diff_args(args, argnums))[0]:
+            if isinstance(x, Tensor):
+                _check_tangent(x, x)
+        state = get_rng_state() if randomness == "error" else None
+        out, fresh, spec = _call(func, args, kwargs, argnums)
+        if state is not None and get_rng_state().tolist() != state.tolist():
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                               "'same' or 'different' randomness flags on vmap or perform the randomness operation "
+                               "out of vmap")
+        out, aux = _split_aux(out, has_aux, api)
+        outs, out_spec = _forward_outputs(out, "jvp(f, primals, tangents)")
+        cg = _create_graph(outs, fresh)
+        lin = _linearize(outs, fresh)
+        cols = [[[] for _ in fresh] for _ in outs]  # cols[i][j]: d outs[i] / d fresh[j][k], one per element k
+        for j, x in enumerate(fresh):
+            for k in range(x.numel()):
+                basis = zeros(x.numel(), dtype=x.dtype, device=x.device)
+                basis[k] = 1
+                tangents = [None] * len(fresh)
+                tangents[j] = basis.view(x.shape)
+                for i, (o, t) in enumerate(zip(outs, _filled(lin(tangents, cg), outs))):
+                    cols[i][j].append(t)
+        jacs = [_unflatten(spec, iter(stack(c, -1).reshape(o.shape + x.shape) if c else
+                                      zeros(o.shape + x.shape, dtype=o.dtype, device=o.device)
+                                      for c, x in zip(cols_i, fresh)))
+                for o, cols_i in zip(outs, cols)]
+        jac = _unflatten(out_spec, iter(jacs))
+        return (jac, _unwrap(aux, cg)) if has_aux else jac
+    return wrapper
 
 
 def hessian(func, argnums=0):
-    """The Hessian of the scalar function ``func`` with respect to its argument(s) ``argnums``: ``jacrev`` of
-    ``jacrev`` (torch composes jacfwd over jacrev; the result is the same)."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """The Hessian of the scalar function ``func`` with respect to its argument(s) ``argnums``: ``jacfwd`` of
+    ``jacrev``, as torch composes it."""
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # -- vmap ------------------------------------------------------------------------------------------------------------

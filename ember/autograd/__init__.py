@@ -1,5 +1,5 @@
-"""Automatic differentiation: Function, backward/grad, grad modes, gradcheck and anomaly detection."""
-from . import anomaly, function, functional, grad_mode, graph, profiler
+"""Automatic differentiation: Function, backward/grad, grad modes, forward AD, gradcheck and anomaly detection."""
+from . import anomaly, forward_ad, function, functional, grad_mode, graph, profiler
 from .custom_function import Function
 from .function import FunctionCtx, once_differentiable
 from .engine import backward, grad

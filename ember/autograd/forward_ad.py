@@ -1,0 +1,173 @@
+"""Forward-mode AD, as ``torch.autograd.forward_ad``: dual tensors and their tangents, emulated on reverse mode.
+
+A dual tensor is an alias of its primal that the autograd graph records (a view of it when it requires grad, else a
+detached leaf that requires grad); the open level keeps its tangent. ``unpack_dual(y)`` finds the level's dual tensors
+that ``y``'s graph reaches and computes ``sum_i J_i v_i`` by the double-vjp construction of :func:`_linearize`. The
+result is exact, and differentiable (it builds a graph) where something else in ``y``'s graph requires grad or a
+tangent does, so tangents mix with ordinary autograd. Unlike torch, the ops must record a graph: duals require grad,
+and :func:`make_dual` refuses to run under ``no_grad``.
+"""
+from collections import namedtuple
+
+from . import function as _fn
+from .engine import grad as _grad
+from .grad_mode import _DecoratorContextManager, enable_grad, is_grad_enabled
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "Namedtuple returned by :func:`unpack_dual`: the primal and the tangent of a dual tensor."
+
+# The open level (torch allows one): {dual's grad_fn, or id(dual) for a leaf: (dual, tangent)}.
+_LEVELS = []
+
+
+def _linearize(outputs, inputs):
+    """The linear map from tangents of ``inputs`` (None for a zero tangent) to the tangents of ``outputs`` (None for
+    an output that does not depend on them), by the double-vjp construction: with a dummy cotangent ``u`` per output,
+    ``g(u) = J^T u`` is built with a graph, is linear in ``u``, and ``J v = d<g(u), v>/du``. The map can be called
+    repeatedly; ``create_graph`` makes its results differentiable."""
+    from .._creation import zeros_like
+    diff = [o.requires_grad and o.dtype.is_floating_point for o in outputs]
+    outs = [o for o, d in zip(outputs, diff) if d]
+    with enable_grad():
+        us = [zeros_like(o).requires_grad_() for o in outs]
+        gs = _grad(outs, inputs, us, create_graph=True, allow_unused=True) if outs else [None] * len(inputs)
+
+    def jvp(tangents, create_graph=False):
+        live = [(g, v) for g, v in zip(gs, tangents) if g is not None and g.requires_grad and v is not None]
+        got = iter(_grad([g for g, _ in live], us, [v for _, v in live], retain_graph=True,
+                         create_graph=create_graph, allow_unused=True) if live else [None] * len(us))
+        return [next(got) if d else None for d in diff]
+    return jvp
+
+
+def _current(level):
+    """The duals of level ``level`` (None: the open one), or None where that level is not open."""
+    return _LEVELS[-1] if _LEVELS and level in (None, 0) else None
+
+
+def _reach(tensor, duals):
+    """The entries of ``duals`` that ``tensor``'s graph reaches, and whether it also reaches a leaf requiring grad
+    that is not a dual."""
+    if tensor.grad_fn is None:
+        entry = duals.get(id(tensor))
+        return ([entry] if entry else []), tensor.requires_grad and not entry
+    found, other, seen, stack = [], False, set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node in duals:
+            found.append(duals[node])
+        for e in node._edges:
+            if e is None:
+                continue
+            nxt = e[0]
+            key = id(nxt) if isinstance(nxt, _fn.Tensor) else nxt  # a leaf, or a node
+            if key in seen:
+                continue
+            seen.add(key)
+            if key is nxt:
+                stack.append(nxt)
+            elif key in duals:
+                found.append(duals[key])
+            else:
+                other = True
+    return found, other
+
+
+def _check_tangent(primal, tangent):
+    """torch's checks of a (primal, tangent) pair; complex ones are refused (the construction assumes real)."""
+    if not (primal.is_floating_point() or primal.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {primal.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if primal.is_complex() or tangent.is_complex():
+        raise NotImplementedError("ember's forward AD supports real floating point tensors only")
+    if tangent.shape != primal.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(primal.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+
+
+def enter_dual_level():
+    """Opens a forward-AD level and returns its index (0: levels do not nest, as in torch)."""
+    if _LEVELS:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _LEVELS.append({})
+    return 0
+
+
+def exit_dual_level(*, level=None):
+    """Closes the forward-AD level; its dual tensors lose their tangents."""
+    if not _LEVELS:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level is not None and level != 0:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           "not supported.")
+    _LEVELS.pop()
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A dual tensor: an alias of ``tensor`` carrying ``tangent`` until the level exits.
+
+    Example::
+
+        >>> import ember.autograd.forward_ad as fwAD
+        >>> with fwAD.dual_level():
+        ...     x = fwAD.make_dual(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 0.0]))
+        ...     fwAD.unpack_dual((x ** 2).sum()).tangent
+        tensor(2.)
+    """
+    duals = _current(level)
+    if duals is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    _check_tangent(tensor, tangent)
+    if not is_grad_enabled():
+        raise RuntimeError("make_dual: ember computes forward gradients with the autograd graph, which is not "
+                           "recorded under no_grad")
+    if tensor.requires_grad and _reach(tensor, duals)[0]:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+                           "level 0 is not supported.")
+    dual = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach().requires_grad_()
+    duals[dual.grad_fn if dual.grad_fn is not None else id(dual)] = (dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of ``tensor``: its value and its forward gradient at the level (None when it depends on
+    no dual tensor of the level)."""
+    duals = _current(level)
+    if not duals or not tensor.requires_grad:
+        return UnpackedDualTensor(tensor, None)
+    found, other = _reach(tensor, duals)
+    if not found:
+        return UnpackedDualTensor(tensor, None)
+    primal = tensor if other else tensor.detach()
+    if found[0][0] is tensor:
+        return UnpackedDualTensor(primal, found[0][1])
+    graph = is_grad_enabled() and (other or any(v.requires_grad for _, v in found))
+    (tangent,) = _linearize([tensor], [d for d, _ in found])([v for _, v in found], graph)
+    if tangent is None:
+        from .._creation import zeros_like
+        tangent = zeros_like(tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager (or decorator) for forward AD: dual tensors made inside keep their tangents until it exits.
+
+    Example::
+
+        >>> import ember.autograd.forward_ad as fwAD
+        >>> with fwAD.dual_level():
+        ...     y = fwAD.make_dual(ember.tensor(3.0), ember.tensor(1.0)).exp()
+        ...     fwAD.unpack_dual(y).tangent
+        tensor(20.0855)
+    """
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        exit_dual_level()
