@@ -1,13 +1,15 @@
 """Elementwise special functions: sigmoid and logit, the error functions, the normal distribution's, the gamma and
 zeta family, Bessel functions, entropy."""
 
-__all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0"]
+__all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "igamma",
+           "igammac"]
 import math
 
 from .._device import special_module
 from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, unary as ufunc1
 from .._tensor import inplace, register, write_out
-from .binary import Binary, Xlogy, _floats, _where, public as _public2
+from .binary import (Binary, Xlogy, _floats, _where, public as _public2, public_tensors as _public_tensors,
+                     recover)
 from .unary import FloatUnary, _public
 
 _SPECIAL = {}
@@ -277,23 +279,22 @@ class I1e(FloatUnary):
         return grad * _where(nonzero, I0e.apply(safe) - y * (safe.sign() + safe.reciprocal()), 0.5)
 
 
-class BesselJ(FloatUnary):
-    """Bessel functions of the first kind: torch defines no derivative, so the result does not require grad."""
-    kernel = None
+class NoGradUnary(FloatUnary):
+    """Functions torch defines no derivative for: the result does not require grad. ``kernel(sp, x)`` computes
+    with ``sp``, the array module's scipy.special. torch has no float16 kernels for them."""
+    half_in_float32 = False
 
     @classmethod
     def forward(cls, ctx, x):
-        y = ufunc1(getattr(_sp(ctx.xp), cls.kernel), x)
+        if x.dtype.itemsize < 4:
+            raise NotImplementedError(f'"{cls.__name__}" not implemented for {x.dtype}')
+        y = cls.kernel(_sp(ctx.xp), x).astype(x.dtype, copy=False)
         ctx.mark_non_differentiable(y)
         return y
 
 
-class BesselJ0(BesselJ):
-    kernel = "j0"
-
-
-class BesselJ1(BesselJ):
-    kernel = "j1"
+def _no_grad_unary(name, kernel, doc):
+    return _public(type(name, (NoGradUnary,), {"kernel": staticmethod(kernel)}), name, doc)
 
 
 class Entr(FloatUnary):
@@ -312,8 +313,29 @@ i0 = _public(I0, "i0", "The modified Bessel function of the first kind of order 
 i0e = _public(I0e, "i0e", "The exponentially scaled modified Bessel function of order 0: ``exp(-|input|) * i0``.")
 i1 = _public(I1, "i1", "The modified Bessel function of the first kind of order 1.")
 i1e = _public(I1e, "i1e", "The exponentially scaled modified Bessel function of order 1: ``exp(-|input|) * i1``.")
-bessel_j0 = _public(BesselJ0, "bessel_j0", "The Bessel function of the first kind of order 0.")
-bessel_j1 = _public(BesselJ1, "bessel_j1", "The Bessel function of the first kind of order 1.")
+bessel_j0 = _no_grad_unary("bessel_j0", lambda sp, x: ufunc1(sp.j0, x),
+                           "The Bessel function of the first kind of order 0.")
+bessel_j1 = _no_grad_unary("bessel_j1", lambda sp, x: ufunc1(sp.j1, x),
+                           "The Bessel function of the first kind of order 1.")
+bessel_y0 = _no_grad_unary("bessel_y0", lambda sp, x: ufunc1(sp.y0, x),
+                           "The Bessel function of the second kind of order 0.")
+bessel_y1 = _no_grad_unary("bessel_y1", lambda sp, x: ufunc1(sp.y1, x),
+                           "The Bessel function of the second kind of order 1.")
+modified_bessel_i0 = _no_grad_unary("modified_bessel_i0", lambda sp, x: ufunc1(sp.i0, x),
+                                    "The modified Bessel function of the first kind of order 0 (no gradient).")
+modified_bessel_i1 = _no_grad_unary("modified_bessel_i1", lambda sp, x: ufunc1(sp.i1, x),
+                                    "The modified Bessel function of the first kind of order 1 (no gradient).")
+modified_bessel_k0 = _no_grad_unary("modified_bessel_k0", lambda sp, x: ufunc1(sp.k0, x),
+                                    "The modified Bessel function of the second kind of order 0.")
+modified_bessel_k1 = _no_grad_unary("modified_bessel_k1", lambda sp, x: ufunc1(sp.k1, x),
+                                    "The modified Bessel function of the second kind of order 1.")
+scaled_modified_bessel_k0 = _no_grad_unary("scaled_modified_bessel_k0", lambda sp, x: ufunc1(sp.k0e, x),
+                                           "``exp(input) * modified_bessel_k0(input)``.")
+scaled_modified_bessel_k1 = _no_grad_unary("scaled_modified_bessel_k1", lambda sp, x: ufunc1(sp.k1e, x),
+                                           "``exp(input) * modified_bessel_k1(input)``.")
+spherical_bessel_j0 = _no_grad_unary("spherical_bessel_j0", lambda sp, x: sp.spherical_jn(0, x),
+                                     "The spherical Bessel function of the first kind of order 0: ``sin(x) / x``.")
+airy_ai = _no_grad_unary("airy_ai", lambda sp, x: sp.airy(x)[0], "The Airy function Ai.")
 entr = _public(Entr, "entr", "The elementwise entropy ``-input * log(input)`` (0 at 0, -inf for negative inputs).")
 
 
@@ -342,9 +364,166 @@ class Zeta(Binary):
         return None, grad * -x * zeta(x + 1, q)
 
 
+class Igamma(Binary):
+    """The regularized lower (``upper = False``) or upper incomplete gamma function of ``(a, x)``."""
+    upper = False
+
+    @classmethod
+    def forward(cls, ctx, a, x):
+        if a.dtype.kind != "f":
+            raise NotImplementedError(f'"{"igammac" if cls.upper else "igamma"}" not implemented for {a.dtype}')
+        xp = ctx.xp
+        ctx.save_for_backward(a, x)
+        sp = _sp(xp)
+        y = ufunc2(sp.gammaincc if cls.upper else sp.gammainc, a, x).astype(a.dtype, copy=False)
+        # torch's limits where scipy gives NaN: P(nan, 0) = P(inf, nan) = 0 and P(nan, inf) = 1
+        zero = xp.isnan(a) & (x == 0) | (a == xp.inf) & xp.isnan(x)
+        one = xp.isnan(a) & (x == xp.inf)
+        return xp.where(zero, float(cls.upper), xp.where(one, float(not cls.upper), y)).astype(a.dtype, copy=False)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, x = ctx.saved_tensors
+        name = "igammac" if cls.upper else "igamma"
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        g = grad * ((a - 1) * x.log() - x - a.lgamma()).exp()
+        return None, -g if cls.upper else g
+
+
+class Igammac(Igamma):
+    upper = True
+
+
+igamma = _public_tensors(Igamma, "igamma", "The regularized lower incomplete gamma function ``P(input, other)``.")
+igammac = _public_tensors(Igammac, "igammac",
+                          "The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input, other)``.")
+
+
 xlog1py = _public2(Xlog1py, "xlog1py",
                    "``input * log1p(other)``, defined as 0 where ``input`` is 0 (unless ``other`` is NaN).")
 zeta = _public2(Zeta, "zeta", "The Hurwitz zeta function ``sum((k + other) ** -input for k >= 0)``.")
+
+
+class Polynomial(Binary):
+    """An orthogonal polynomial of degree ``n`` (truncated to an integer; 0 below 0) at ``x``, by its three-term
+    recurrence ``p_d = step(d, x, p_{d-1}, p_{d-2})`` from ``p_0 = 1`` and ``p_1 = first(x)``, with torch's closed
+    forms where it uses them. torch defines no derivative: the result does not require grad."""
+    half_in_float32 = False
+
+    @classmethod
+    def forward(cls, ctx, x, n):
+        xp = ctx.xp
+        x, n = _floats(x, n)
+        dt = (x if hasattr(x, "dtype") else n).dtype
+        if dt.kind != "f" or dt.itemsize < 4:
+            raise NotImplementedError(f'"{cls.__name__}" not implemented for {dt}')
+        x, n = xp.broadcast_arrays(xp.asarray(x, dtype=dt), xp.asarray(n, dtype=dt))
+        n = xp.where(xp.isnan(n), -1, xp.trunc(n))
+        closed, y = cls.closed(xp, x, n)
+        top = n[~closed].max() if (~closed).any() else 1
+        p, q = xp.ones_like(x), cls.first(x)
+        out = xp.where(n == 0, p, q)
+        for d in range(2, int(top) + 1):
+            p, q = q, cls.step(d, x, q, p)
+            out = xp.where(n == d, q, out)
+        out = xp.where(closed, y, xp.where(n < 0, 0, out)).astype(dt, copy=False)
+        ctx.mark_non_differentiable(out)
+        return out
+
+    @staticmethod
+    def closed(xp, x, n):
+        """Where a closed form replaces the recurrence, and its values there."""
+        return xp.zeros(x.shape, bool), x
+
+
+def _polynomial(name, first, step, closed=None, shift=False, doc=""):
+    body = {"first": staticmethod(first), "step": staticmethod(step)}
+    if closed is not None:
+        body["closed"] = staticmethod(closed)
+    cls = type(name, (Polynomial,), body)
+    apply = cls.apply
+
+    def op(input, n, *, out=None):
+        x = 2 * input - 1 if shift else input
+        try:
+            r = apply(x, n)
+        except ValueError as e:
+            r = recover(e, cls, x, n)
+        return r if out is None else write_out(r, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+def _chebyshev_closed(at_one, at_minus_one, trig, lowest):
+    """torch's Chebyshev special cases: ``at_one(n)``/``at_minus_one(n)`` at x = 1/-1, ``trig(xp, x, n)`` inside
+    (-1, 1) from degree ``lowest``."""
+    def closed(xp, x, n):
+        edge = xp.abs(x) == 1
+        inside = (xp.abs(x) < 1) & (n >= lowest)
+        with_trig = xp.where(inside, trig(xp, xp.where(inside, x, 0), n), 0)
+        y = xp.where(edge, xp.where(x > 0, at_one(n), at_minus_one(n)), with_trig)
+        return (edge | inside) & (n >= 0), y
+    return closed
+
+
+def _odd(n):
+    return n % 2 == 1
+
+
+def _trig_u(xp, x, n):
+    t = xp.arccos(x)
+    s = xp.sin(t)
+    return xp.where(s != 0, xp.sin((n + 1) * t) / xp.where(s != 0, s, 1), (n + 1) * xp.cos((n + 1) * t) / x)
+
+
+def _trig_v(xp, x, n):
+    t = xp.arccos(x)
+    edge = xp.where(_odd(n), -(2 * n + 1), 2 * n + 1)
+    return xp.where(xp.sin(t / 2) != 1, xp.cos((n + 0.5) * t) / xp.cos(t / 2), edge)
+
+
+def _trig_w(xp, x, n):
+    t = xp.arccos(x)
+    return xp.where(xp.cos(t / 2) != 1, xp.sin((n + 0.5) * t) / xp.sin(t / 2), 2 * n + 1)
+
+
+def _chebyshev_step(d, x, q, p):
+    return 2 * x * q - p
+
+
+_CHEBYSHEV = {
+    "t": (lambda x: x, _chebyshev_closed(lambda n: 1, lambda n: 1 - 2 * _odd(n), lambda xp, x, n: xp.cos(
+        n * xp.arccos(x)), 7), "first"),
+    "u": (lambda x: 2 * x, _chebyshev_closed(lambda n: n + 1, lambda n: (n + 1) * (1 - 2 * _odd(n)), _trig_u, 9),
+          "second"),
+    "v": (lambda x: 2 * x - 1, _chebyshev_closed(lambda n: 1, lambda n: (2 * n + 1) * (1 - 2 * _odd(n)), _trig_v, 9),
+          "third"),
+    "w": (lambda x: 2 * x + 1, _chebyshev_closed(lambda n: 2 * n + 1, lambda n: 1 - 2 * _odd(n), _trig_w, 9),
+          "fourth"),
+}
+for _k, (_first, _closed, _kind) in _CHEBYSHEV.items():
+    globals()[f"chebyshev_polynomial_{_k}"] = _polynomial(
+        f"chebyshev_polynomial_{_k}", _first, _chebyshev_step, _closed,
+        doc=f"The Chebyshev polynomial of the {_kind} kind of degree ``n``, ``{_k.upper()}_n(input)``.")
+    globals()[f"shifted_chebyshev_polynomial_{_k}"] = _polynomial(
+        f"shifted_chebyshev_polynomial_{_k}", _first, _chebyshev_step, _closed, shift=True,
+        doc=f"The shifted Chebyshev polynomial of the {_kind} kind, ``{_k.upper()}_n(2 * input - 1)``.")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2 * x,
+                                   lambda d, x, q, p: 2 * x * q - 2 * (d - 1) * p,
+                                   doc="The physicists' Hermite polynomial of degree ``n``.")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x, lambda d, x, q, p: x * q - (d - 1) * p,
+                                    doc="The probabilists' Hermite polynomial of degree ``n``.")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1 - x,
+                                    lambda d, x, q, p: ((2 * d - 1 - x) * q - (d - 1) * p) / d,
+                                    lambda xp, x, n: ((x == 0) & (n >= 0), xp.ones_like(x)),
+                                    doc="The Laguerre polynomial of degree ``n``.")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
+                                    lambda d, x, q, p: ((2 * d - 1) * x * q - (d - 1) * p) / d,
+                                    _chebyshev_closed(lambda n: 1, lambda n: 1 - 2 * _odd(n), lambda xp, x, n: x,
+                                                      math.inf),
+                                    doc="The Legendre polynomial of degree ``n``.")
 
 
 def _polygamma_method(self, n):
@@ -362,7 +541,7 @@ _mvlgamma_method.__name__ = "mvlgamma"
 
 
 _METHODS = {"sigmoid": sigmoid, "logit": logit, "erf": erf, "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma,
-            "digamma": digamma, "i0": i0}
+            "digamma": digamma, "i0": i0, "igamma": igamma, "igammac": igammac}
 register(**_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
          polygamma=_polygamma_method, polygamma_=inplace(_polygamma_method), mvlgamma=_mvlgamma_method,
          mvlgamma_=inplace(_mvlgamma_method))

@@ -176,6 +176,17 @@ OPS = [
           skips={"gradcheck": "no derivative in input, as torch; see zeta_other"}),
     *rows("zeta_other", lambda m, q: m.special.zeta(2.5, q), uniform(0.5, 3), FLOATS, edge=False,
           tol={"float32": (1e-4, 1e-5)}),
+    # as zeta: torch has no derivative in the first input, igamma_other/igammac_other gradcheck the second
+    *rows("igamma", lambda m, a, x: m.igamma(a.detach(), x), binary(0.1, 4, 0.1, 4, scalars=()), FLOATS,
+          edge=grid([0.0, 1.0, -1.0, 0.5, 3.0, 30.0, INF, NAN]), tol={"float32": (1e-4, 1e-5)},
+          skips={"gradcheck": "no derivative in input, as torch; see igamma_other"}),
+    *rows("igammac", lambda m, a, x: m.igammac(a.detach(), x), binary(0.1, 4, 0.1, 4, scalars=()), FLOATS,
+          edge=grid([0.0, 1.0, -1.0, 0.5, 3.0, 30.0, INF, NAN]), tol={"float32": (1e-4, 1e-5)},
+          skips={"gradcheck": "no derivative in input, as torch; see igammac_other"}),
+    *rows("igamma_other", lambda m, x: m.igamma(m.full_like(x, 2.5), x), uniform(0.1, 4), FLOATS, edge=False,
+          tol={"float32": (1e-4, 1e-5)}),
+    *rows("igammac_other", lambda m, x: m.special.gammaincc(m.full_like(x, 2.5), x), uniform(0.1, 4), FLOATS,
+          edge=False, tol={"float32": (1e-4, 1e-5)}),
     # bfloat16 edges left out: torch's float -> bfloat16 conversion sets NaN's sign bit, which copysign exposes
     *rows("copysign", lambda m, a, b: m.copysign(a, b), binary(scalars=(-1.0, 2)), ARITH,
           edge_dtypes=FLOATS + ("float16",)),
