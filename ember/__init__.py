@@ -35,10 +35,12 @@ from ._ops.view_copies import *  # noqa: F401,F403
 from ._ops.stats import *  # noqa: F401,F403
 from ._ops.norms import *  # noqa: F401,F403
 from ._ops.integrate import *  # noqa: F401,F403
+from ._ops.numerical_gradient import *  # noqa: F401,F403
 from ._ops.combinatorics import *  # noqa: F401,F403
 from ._ops.factor_solve import *  # noqa: F401,F403
 from ._ops.method_functions import *  # noqa: F401,F403
 from ._ops.complex import *  # noqa: F401,F403
+from ._ops import resize  # noqa: F401  (Tensor.resize_, resize_as_)
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
 from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled
@@ -50,12 +52,12 @@ from ._ops.windows import *  # noqa: F401,F403
 from . import random
 from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
-                            cosine_similarity, pdist, cdist, layer_norm)
+                            cosine_similarity, pdist, cdist, layer_norm, rms_norm)
 from .nn.functional._toplevel import *  # noqa: F401,F403
 from . import utils, datasets, transforms
 from .serialization import save, load
 from . import amp, backends, testing
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled, GradScaler
 from ._compile import compile
 from ._foreach import *  # noqa: F401,F403
 from . import func
@@ -65,6 +67,8 @@ from ._settings import (set_float32_matmul_precision, get_float32_matmul_precisi
                         is_deterministic_algorithms_warn_only_enabled)
 # the legacy and environment API that torch scripts touch in their boilerplate
 from ._legacy import *  # noqa: F401,F403
+from ._layout import layout, strided
+from ._sym import *  # noqa: F401,F403
 from ._interop import get_num_interop_threads, set_num_interop_threads
 from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype
 from . import cpu, distributed, jit, multiprocessing, profiler, version
@@ -77,7 +81,7 @@ _malloc.keep_freed_memory()
 def __getattr__(name):
     # imported on first use, as `import ember` stays light: ember.onnx needs the onnx package (the `ember[onnx]`
     # extra); ember.distributions is large
-    if name in ("onnx", "distributions"):
+    if name in ("onnx", "distributions", "accelerator", "compiler", "hub"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import CPU, array_module, device_of_array, normalize
+from ._device import device as _device_cls
 from ._dlpack import from_dlpack
 from ._ops.memory_format import as_format, format_strides, like_strides, preserve_format
 from ._ops.memory_format import empty_strided as _empty_strided
@@ -15,10 +16,40 @@ from ._tensor import Tensor, write_out
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "scalar_tensor", "zeros", "ones", "empty",
            "full", "zeros_like", "ones_like", "empty_like", "full_like", "empty_strided", "arange", "range", "linspace",
-           "logspace", "eye", "triu_indices", "tril_indices"]
+           "logspace", "eye", "triu_indices", "tril_indices", "frombuffer", "empty_permuted", "get_default_device",
+           "set_default_device"]
 
 _range = range
 _PY_SCALARS = (bool, int, float, complex)
+
+
+# -- the default device ------------------------------------------------------------------------------------------
+_default_device = None  # None: the CPU, and as_tensor/asarray keep a tensor's device
+
+
+def get_default_device():
+    """The device factory functions create tensors on when given no ``device`` (initially the CPU)."""
+    dev = _default_device
+    return CPU if dev is None else normalize(dev) if dev.type in ("cpu", "cuda") else dev
+
+
+def set_default_device(device):
+    """Makes factory functions (``zeros``, ``tensor``, ``arange``, ``rand``...) create tensors on ``device`` when
+    given none; ``None`` restores the CPU. ``*_like`` functions, ``from_numpy`` and ``frombuffer`` are not affected.
+
+    Example::
+
+        >>> ember.set_default_device('cpu'); ember.zeros(1).device
+        device(type='cpu')
+        >>> ember.set_default_device(None)
+    """
+    global _default_device
+    _default_device = None if device is None else _device_cls(device)
+
+
+def _target(device):
+    """A factory's device: ``device``, else the default device."""
+    return normalize(_default_device if device is None else device)
 
 
 # -- sizes, dtypes, devices ------------------------------------------------------------------------------------
@@ -68,7 +99,7 @@ def _factory(op, dtype, device, out, default=None):
             raise RuntimeError(f"dtype {_dtype.scalar_name(dtype)} does not match dtype of out parameter "
                                f"({_dtype.scalar_name(out.dtype)})")
         return out.dtype, out.device if device is None else normalize(device)
-    return dtype or default or _dtype.get_default_dtype(), normalize(device)
+    return dtype or default or _dtype.get_default_dtype(), _target(device)
 
 
 def _finish(arr, dt, dev, requires_grad, out=None):
@@ -318,16 +349,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         src = data.detach()
         dt = dt or src.dtype
         t = Tensor._make(src._data.astype(dt.np, copy=True), dt, src.device)
-        if device is not None:
-            t = t.to(device)
+        if device is not None or _default_device is not None:
+            t = t.to(_target(device))
         return _require_grad(t) if requires_grad else t
     if hasattr(data, "__cuda_array_interface__"):
-        dev = normalize(device) if device is not None else device_of_array(data)
+        dev = _target(device) if device is not None or _default_device is not None else device_of_array(data)
         dt = dt or _dtype.from_numpy_dtype(data.dtype)
         return _finish(data.astype(dt.np, copy=True), dt, dev, requires_grad) if dev.type == "cuda" else \
             _finish(data.get().astype(dt.np), dt, dev, requires_grad)
     arr, dt = _to_array(data, dt)
-    return _finish(arr, dt, normalize(device), requires_grad)
+    return _finish(arr, dt, _target(device), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -339,6 +370,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def as_tensor(data, dtype=None, device=None):
     """Converts ``data`` to a tensor, sharing memory with a Tensor or NumPy array when dtype and device match."""
     dt = _dtype.to_dtype(dtype) if dtype is not None else None
+    if device is None and _default_device is not None:
+        device = _target(None)
     if isinstance(data, Tensor):
         return data.to(dtype=dt, device=device)
     if isinstance(data, np.ndarray) and data.dtype.kind in "biufcV":
@@ -353,6 +386,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """Converts ``obj`` (a Tensor, an array, a DLPack/buffer-protocol object or Python data) to a tensor,
     sharing memory when possible unless ``copy=True``; ``copy=False`` raises if a copy would be needed."""
     dt = _dtype.to_dtype(dtype) if dtype is not None else None
+    if device is None and _default_device is not None:
+        device = _target(None)
     if isinstance(obj, Tensor):
         src = obj
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__"):
@@ -515,6 +550,68 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         buf = xp.empty(n, dt.np)
         arr = xp.lib.stride_tricks.as_strided(buf, shape, tuple(st * dt.itemsize for st in stride))
     return _finish(arr, dt, dev, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of logical ``size`` whose dimensions lie in memory in the order ``physical_layout``
+    (outermost first): ``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is channels-last.
+
+    Example::
+
+        >>> ember.empty_permuted((2, 3, 4), (0, 2, 1)).stride()
+        (12, 1, 3)
+    """
+    shape, perm = _size((size,), "empty_permuted"), tuple(int(d) for d in physical_layout)
+    if len(perm) != len(shape):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(shape)} is not equal to len(physical_layout) = {len(perm)}")
+    if sorted(perm) != list(_range(len(shape))):
+        raise RuntimeError("Duplicate dim not allowed")
+    strides, step = [0] * len(shape), 1
+    for d in reversed(perm):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return empty_strided(shape, strides, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor sharing memory with ``buffer`` (any object with the buffer protocol): ``count`` elements of
+    ``dtype`` (-1: all) from byte ``offset``.
+
+    Example::
+
+        >>> ember.frombuffer(bytearray([1, 0, 2, 0]), dtype=ember.int16)
+        tensor([1, 2], dtype=ember.int16)
+    """
+    try:
+        mem = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    dt = dtype if isinstance(dtype, _dtype.dtype) else _dtype_arg("frombuffer", dtype)
+    size, item = mem.nbytes, dt.itemsize
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({size} "
+                         "bytes) minus 1")
+    if count < 0:
+        if (size - offset) % item:
+            raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) must be a multiple "
+                             f"of element size ({item})")
+        count = (size - offset) // item
+    elif offset + count * item > size:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({size} bytes)")
+    if mem.readonly:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to a "
+                      "tensor. This type of warning will be suppressed for the rest of this program.", UserWarning,
+                      stacklevel=2)
+    arr = np.frombuffer(mem, dt.np, count, offset)
+    t = Tensor._make(arr, dt, CPU)
+    return _require_grad(t) if requires_grad else t
 
 
 # -- ranges ------------------------------------------------------------------------------------------------------

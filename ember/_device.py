@@ -87,6 +87,20 @@ class device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self):
+        """``with ember.device('cuda'):`` makes this the default device of factory functions inside."""
+        from . import _creation
+        _ENTERED.append(_creation._default_device)
+        _creation.set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from . import _creation
+        _creation.set_default_device(_ENTERED.pop())
+
+
+_ENTERED = []  # the default devices that ``with device(...)`` blocks replaced, innermost last
+
 
 def _keyword_device(type, index, dev):
     """The argument of ``device(device=...)``: torch's other form, besides ``device(type, index)``."""

@@ -11,7 +11,8 @@ from ._tensor import Tensor, _LEGACY_NAMES, register
 
 _EXPORTED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
              "CharTensor", "ByteTensor", "BoolTensor")
-__all__ = list(_EXPORTED) + ["set_default_tensor_type", "typename", "is_same_size"]
+__all__ = list(_EXPORTED) + ["set_default_tensor_type", "typename", "is_same_size", "is_inference", "set_warn_always",
+                             "is_warn_always_enabled", "set_flush_denormal"]
 
 
 def _legacy_new(args, kwargs, dtype, device, what="new"):
@@ -114,6 +115,32 @@ def is_same_size(input, other):
     return input.shape == other.shape
 
 
+def is_inference(input):
+    """Whether ``input`` is an inference tensor (:meth:`Tensor.is_inference`)."""
+    return input.is_inference()
+
+
+_warn_always = False
+
+
+def set_warn_always(b):
+    """Asks warnings that torch emits once per process to be emitted every time (kept for code that sets it;
+    ember's warnings follow Python's ``warnings`` filters)."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def is_warn_always_enabled():
+    """Whether :func:`set_warn_always` turned warn-always on."""
+    return _warn_always
+
+
+def set_flush_denormal(mode):
+    """Asks for denormal floats to be flushed to zero; returns whether that is supported. ember computes with NumPy
+    and CuPy, which keep denormals: always False, as torch returns on CPUs without the feature."""
+    return False
+
+
 # -- Tensor methods ----------------------------------------------------------------------------------------------
 _tensor_type = Tensor.type
 
@@ -141,7 +168,7 @@ def is_signed(self):
     return self.dtype not in (_dtype.uint8, _dtype.bool)
 
 
-def is_inference(self):
+def _is_inference(self):
     """Whether this is an inference tensor. ember does not mark tensors made under ``inference_mode``: False."""
     return False
 
@@ -178,5 +205,41 @@ def _volatile(self):
     return False
 
 
-register(new, is_signed, is_same_size, is_inference, pin_memory, is_pinned, share_memory_, is_shared,
-         type=_type, volatile=property(_volatile))
+def _callback_target(self, op):
+    if self.device.type != "cpu":
+        raise TypeError(f"{op} is only implemented on CPU tensors")
+    if self._requires_grad:
+        raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
+
+
+def _write_results(self, values):
+    with np.errstate(invalid="ignore", over="ignore"):
+        self._data[...] = np.asarray(values).reshape(self.shape).astype(self.dtype.np)
+    self._vc[0] += 1
+    return self
+
+
+def apply_(self, callable):
+    """Replaces each element ``x`` by ``callable(x)`` (a Python function of numbers; CPU only, slow)."""
+    _callback_target(self, "apply_")
+    return _write_results(self, [callable(v) for v in self.reshape(-1).tolist()])
+
+
+def map_(self, tensor, callable):
+    """Replaces each element ``x`` by ``callable(x, y)``, ``y`` the element of ``tensor`` (broadcast to this
+    tensor's shape) at the same place; CPU only."""
+    _callback_target(self, "map_")
+    ys = tensor.expand(self.shape).reshape(-1).tolist()
+    return _write_results(self, [callable(x, y) for x, y in zip(self.reshape(-1).tolist(), ys)])
+
+
+def map2_(self, x, y, callable):
+    """Replaces each element ``a`` by ``callable(a, b, c)``, ``b`` and ``c`` the elements of ``x`` and ``y``
+    (broadcast to this tensor's shape) at the same place; CPU only."""
+    _callback_target(self, "map2_")
+    bs, cs = (t.expand(self.shape).reshape(-1).tolist() for t in (x, y))
+    return _write_results(self, [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(), bs, cs)])
+
+
+register(new, is_signed, is_same_size, pin_memory, apply_, map_, map2_, is_pinned, share_memory_, is_shared,
+         type=_type, volatile=property(_volatile), is_inference=_is_inference)

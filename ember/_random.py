@@ -22,7 +22,7 @@ from ._ops.view import broadcast_pair
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "fork_rng", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
-           "poisson", "rand_like", "randn_like", "randint_like"]
+           "poisson", "binomial", "rand_like", "randn_like", "randint_like"]
 
 _DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _U64 = 2 ** 64
@@ -148,6 +148,9 @@ class _CupySampler:
     def poisson(self, lam):
         return self.rs.poisson(lam, None, np.float64)
 
+    def binomial(self, n, p):
+        return self.rs.binomial(n, p, None, np.int64)
+
     def permutation(self, n):
         return self.rs.permutation(n)
 
@@ -253,7 +256,8 @@ class _Sample(Function):
         return tuple(zeros_like(grad) if n else None for n in ctx.needs_input_grad)
 
 
-_SAMPLE_NODES = {name: type(name, (_Sample,), {}) for name in ("Normal", "Bernoulli", "Poisson")}
+_SAMPLE_NODES = {name: type(name, (_Sample,), {}) for name in ("Normal", "Bernoulli", "Poisson",
+                                                                             "Binomial")}
 
 
 def _result(arr, dt, dev, inputs, name, out=None):
@@ -481,6 +485,31 @@ def poisson(input, generator=None):
     draws = _sampler(generator, input.device).poisson(array_module(input.device).where(finite, lam, 0))
     draws = array_module(input.device).where(finite, draws, -2.0 ** 63)
     return _result(draws, input.dtype, input.device, (input,), "Poisson")
+
+
+def binomial(count, prob, generator=None):
+    """The number of successes in ``count`` trials of probability ``prob`` (tensors of one floating dtype,
+    broadcast), as ``count``'s dtype.
+
+    Example::
+
+        >>> ember.binomial(ember.tensor([10., 0.]), ember.tensor([1., 0.5]))
+        tensor([10.,  0.])
+    """
+    for name, pos, t in (("count", 1, count), ("prob", 2, prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{_dtype.scalar_name(count.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_name(prob.dtype)} but expected "
+                           f"{_dtype.scalar_name(count.dtype)}")
+    xp = array_module(count.device)
+    n, p = xp.broadcast_arrays(xp.maximum(count._data.astype(np.float64), 0), xp.clip(prob._data.astype(np.float64),
+                                                                                        0, 1))
+    draws = _sampler(generator, count.device).binomial(xp.floor(n).astype(np.int64), p)
+    return _result(xp.where(p >= 1, n, draws), count.dtype, count.device, (count, prob), "Binomial")
 
 
 def _like_args(input, dtype, device):

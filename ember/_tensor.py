@@ -1,5 +1,6 @@
 """Tensor: one array of its device plus dtype, device and autograd state. Operators dispatch to ember's ops."""
 import copy
+import math
 import weakref
 
 import numpy as np
@@ -63,6 +64,16 @@ class Tensor:
         t = Tensor._make.__func__(cls, self._data, self.dtype, self.device, self._requires_grad, self.grad_fn,
                                   self._output_nr)
         t._vc, t._base = self._vc, self._base
+        return t
+
+    def as_subclass(self, cls):
+        """This tensor's data as an instance of the Tensor subclass ``cls``; gradients flow back to this tensor."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                            "possible. Make sure your class inherits from Tensor.")
+        src = self.view_as(self) if self._requires_grad and grad_enabled() else self
+        t = src._as_subclass(cls)
+        t._view_chain = src._view_chain
         return t
 
     # -- metadata ------------------------------------------------------------------------------------------------
@@ -164,6 +175,8 @@ class Tensor:
         """Strides in elements, as torch counts them."""
         item = self.dtype.itemsize
         st = tuple(s // item for s in self._data.strides)
+        if not any(st) and self._data.size == 0:  # NumPy's empty arrays have zero strides; torch's contiguous ones
+            st = tuple(math.prod(max(n, 1) for n in self._data.shape[i + 1:]) for i in range(self._data.ndim))
         return st if dim is None else st[self._wrap_dim(dim)]
 
     def storage_offset(self):
@@ -183,6 +196,13 @@ class Tensor:
 
     def data_ptr(self):
         return _address(self._data)
+
+    const_data_ptr = data_ptr
+
+    @property
+    def output_nr(self):
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr
 
     def untyped_storage(self):
         """The bytes behind this tensor and every view of its base (``ember._storage.UntypedStorage``)."""
@@ -444,6 +464,13 @@ class Tensor:
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                          pin_memory=False):
+        """An uninitialised tensor of ``size`` and ``stride``, with this tensor's dtype and device unless given."""
+        from ._creation import empty_strided
+        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
+
     def to(self, *args, **kwargs):
         """Returns this tensor with another dtype and/or device (itself when nothing changes).
 
@@ -567,6 +594,8 @@ def is_nonzero(input):
     """The truth value of a one-element tensor (raises for any other)."""
     return bool(input)
 
+
+Tensor.is_nonzero = is_nonzero
 
 def numel(input):
     """The number of elements of ``input``."""

@@ -20,8 +20,8 @@ from .view import broadcast_pair, expand, reshape
 
 _ndarray = np.ndarray
 
-__all__ = ["index_put", "where", "nonzero", "argwhere", "masked_fill", "masked_select", "masked_scatter", "take",
-           "put"]
+__all__ = ["index_put", "where", "nonzero", "nonzero_static", "argwhere", "masked_fill", "masked_select",
+           "masked_scatter", "take", "put"]
 
 _ALL = slice(None)
 _NONE, _ELLIPSIS, _INT, _SLICE, _BOOL, _ARRAY, _MASK, _SEQ_MASK = range(8)  # _SEQ_MASK: a list or array mask
@@ -459,6 +459,24 @@ def nonzero(input, *, out=None, as_tuple=False):
     return write_out(_const(res.astype(np.int64, copy=False), input.device), out)
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` with exactly ``size`` rows: truncated, or padded with rows of ``fill_value``.
+
+    Example::
+
+        >>> ember.nonzero_static(ember.tensor([0, 3, 5]), size=3)
+        tensor([[ 1],
+                [ 2],
+                [-1]])
+    """
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    idx = nonzero(input)._data[:size]
+    xp = _xp(input)
+    pad = xp.full((size - idx.shape[0], idx.shape[1]), fill_value, dtype=np.int64)
+    return _const(xp.concatenate([idx, pad]), input.device)
+
+
 def argwhere(input):
     """``nonzero(input)``: the indices of the non-zero elements, one row each."""
     return nonzero(input)
@@ -572,7 +590,7 @@ def put(input, index, source, accumulate=False):
     return reshape(flat, tuple(input.shape))
 
 
-register(index_put, nonzero, argwhere, masked_fill, masked_select, masked_scatter, take, put,
+register(index_put, nonzero, nonzero_static, argwhere, masked_fill, masked_select, masked_scatter, take, put,
          __getitem__=_getitem, __setitem__=_setitem, where=_tensor_where,
          index_put_=inplace(index_put), masked_fill_=inplace(masked_fill), masked_scatter_=inplace(masked_scatter),
          put_=inplace(put))

@@ -1,6 +1,7 @@
-"""Cumulative ops along a dimension: cumsum, cumprod, cummax, cummin, logcumsumexp, and diff, their inverse."""
+"""Cumulative ops along a dimension: cumsum, cumprod, cummax, cummin, logcumsumexp, and diff, their inverse; vander,
+a cumulative product."""
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "vander"]
 import ml_dtypes
 
 from .. import _dtype, return_types
@@ -244,6 +245,31 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         a, b = x.narrow(d, 1, x.shape[d] - 1), x.narrow(d, 0, x.shape[d] - 1)
         x = a != b if x.dtype is _dtype.bool else a - b
     return x
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D tensor ``x``: column ``i`` holds ``x ** (N - 1 - i)`` (``x ** i`` when
+    ``increasing``); ``N`` defaults to ``len(x)``. Integer and bool inputs give int64.
+
+    Example::
+
+        >>> ember.vander(ember.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = _dtype.promote_types(x.dtype, _dtype.int64)
+    col = x.to(dt).unsqueeze(1)
+    powers = [col.new_ones((x.shape[0], min(n, 1)))]
+    if n > 1:
+        powers.append(cumprod(col.expand(x.shape[0], n - 1), 1))
+    out = cat(powers, 1)
+    return out if increasing else out.flip(1)
 
 
 register(cumsum, cumprod, cummax, cummin, logcumsumexp, diff, cumsum_=inplace(cumsum), cumprod_=inplace(cumprod))

@@ -1,6 +1,8 @@
-"""Ops that cut a tensor into several views: split, chunk, tensor_split, h/v/dsplit, unbind."""
+"""Ops that cut a tensor into several views: split, chunk, tensor_split, h/v/dsplit, unbind, and the unsafe_*
+variants."""
 
-__all__ = ["split", "split_with_sizes", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "unbind"]
+__all__ = ["split", "split_with_sizes", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "unbind", "unsafe_split",
+           "unsafe_chunk", "unsafe_split_with_sizes"]
 from .._tensor import Tensor, register, wrap_dim
 from ..autograd.function import Function
 from ._strided import ViewScatter, along, run_view, writeable_view
@@ -181,4 +183,31 @@ def unbind(input, dim=0):
     return Unbind.apply(input, dim=wrap_dim(dim, input.ndim))
 
 
-register(split, split_with_sizes, chunk, tensor_split, hsplit, vsplit, dsplit, unbind)
+class UnsafeSplit(Split):
+    """Split's pieces sharing ``input``'s memory without autograd treating them as views: in-place writes to them
+    are allowed and not tracked back to ``input``."""
+    is_view = False
+    multi_output_view = False
+
+
+class UnsafeSplitWithSizes(UnsafeSplit):
+    pass
+
+
+def _unsafe(name, safe, node):
+    def fn(input, split_arg, dim=0):
+        parts = safe(input.detach(), split_arg, dim)  # checks the arguments as the safe op does
+        d = wrap_dim(dim, input.ndim)
+        return node.apply(input, dim=d, pieces=tuple(_pieces([p.shape[d] for p in parts])))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{safe.__name__}``, whose pieces are not views in autograd's eyes (in-place writes to them are "
+                  "not checked; they still share ``input``'s memory).")
+    return fn
+
+
+unsafe_split = _unsafe("unsafe_split", split, UnsafeSplit)
+unsafe_chunk = _unsafe("unsafe_chunk", chunk, UnsafeSplit)
+unsafe_split_with_sizes = _unsafe("unsafe_split_with_sizes", split_with_sizes, UnsafeSplitWithSizes)
+
+register(split, split_with_sizes, chunk, tensor_split, hsplit, vsplit, dsplit, unbind, unsafe_split, unsafe_chunk,
+         unsafe_split_with_sizes)

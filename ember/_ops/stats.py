@@ -1,6 +1,6 @@
-"""Statistics of samples: cov, corrcoef (composites, differentiable) and histogram."""
+"""Statistics of samples: cov, corrcoef (composites, differentiable), histogram and histogramdd."""
 
-__all__ = ["cov", "corrcoef", "histogram"]
+__all__ = ["cov", "corrcoef", "histogram", "histogramdd"]
 import warnings
 
 from .. import _dtype
@@ -12,6 +12,7 @@ from .matmul import matmul
 from .reduce import _tname
 
 _HistogramT = structseq("histogram", ("hist", "bin_edges"))
+_HistogramddT = structseq("histogramdd", ("hist", "bin_edges"))
 
 
 def _check_weights(w, name, n, integral):
@@ -95,6 +96,42 @@ class Histogram(Function):
         return hist.astype(x.dtype, copy=False)
 
 
+def _edges(values, bins, range, dim):
+    """The bin edges of dimension ``dim``: the 1-D tensor ``bins``, or ``bins`` equal-width bins over ``range`` (by
+    default the smallest to the largest of ``values``)."""
+    if isinstance(bins, Tensor):
+        if bins.dtype is not values.dtype:
+            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {_tname(values.dtype).lower()} and bins for dimension {dim} with "
+                               f"dtype {_tname(bins.dtype).lower()}")
+        return bins.detach()
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension {dim}")
+    if range is not None:
+        lo, hi = float(range[0]), float(range[1])
+    elif values.numel():
+        lo, hi = values.detach().min().item(), values.detach().max().item()
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
+                           f"dimension {dim}")
+    if not (abs(lo) < float("inf") and abs(hi) < float("inf")):
+        raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{lo:g}, {hi:g}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return linspace(lo, hi, bins + 1, dtype=values.dtype, device=values.device)
+
+
+def _check_dtypes(input, weight):
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_tname(input.dtype)}'")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_tname(input.dtype).lower()}), and "
+                           f"weight({_tname(weight.dtype).lower()})")
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: the histogram of the values of ``input`` over ``bins`` equal-width bins spanning
     ``range`` (default: the smallest and largest value), or over the increasing edges of the 1-D tensor ``bins``.
@@ -108,35 +145,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         hist=tensor([0., 2., 1., 0.]),
         bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
     """
-    if input.dtype not in (_dtype.float32, _dtype.float64):
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_tname(input.dtype)}'")
-    if weight is not None and weight.dtype is not input.dtype:
-        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_tname(input.dtype).lower()}), and "
-                           f"weight({_tname(weight.dtype).lower()})")
-    if isinstance(bins, Tensor):
-        if bins.dtype is not input.dtype:
-            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
-                               f"input with dtype {_tname(input.dtype).lower()} and bins for dimension 0 with dtype "
-                               f"{_tname(bins.dtype).lower()}")
-        edges = bins.detach()
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif input.numel():
-            lo, hi = input.detach().min().item(), input.detach().max().item()
-        else:
-            lo, hi = 0.0, 1.0
-        if lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for "
-                               "dimension 0")
-        if not (abs(lo) < float("inf") and abs(hi) < float("inf")):
-            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+    _check_dtypes(input, weight)
+    edges = _edges(input, bins, range, 0)
     hist = Histogram.apply(input.detach(), edges, None if weight is None else weight.detach(), density=density)
     if out is not None:
         write_out(hist, out[0])
@@ -145,4 +155,45 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     return _HistogramT(hist, edges.clone() if isinstance(bins, Tensor) else edges)
 
 
-register(cov, corrcoef, histogram)
+class HistogramDD(Function):
+    @staticmethod
+    def forward(ctx, x, weight, edges, density):
+        hist, _ = ctx.xp.histogramdd(x, bins=list(edges), weights=weight, density=density)
+        return hist.astype(x.dtype, copy=False)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """``(hist, bin_edges)``: the ``D``-dimensional histogram of the points in the rows of ``input`` (``(..., D)``):
+    per dimension, ``bins`` (an int, or a list of ``D`` ints or of ``D`` 1-D edge tensors) over ``range`` (a flat
+    list ``[lo_0, hi_0, lo_1, ...]``, default: each dimension's smallest and largest value). ``weight`` (of
+    ``input.shape[:-1]``) and ``density`` as in :func:`histogram`.
+
+    Example::
+
+        >>> ember.histogramdd(ember.tensor([[0., 0.], [1., 1.], [1., 0.]]), bins=2).hist
+        tensor([[1., 0.],
+                [1., 1.]])
+    """
+    _check_dtypes(input, weight)
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    d = input.shape[-1]
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    if len(per_dim) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
+    if weight is not None and weight.shape != input.shape[:-1]:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(input.shape)} and weight with shape {list(weight.shape)}")
+    points = input.detach().reshape(-1, d)
+    edges = tuple(_edges(points[:, i], b, None if range is None else range[2 * i:2 * i + 2], i)
+                  for i, b in enumerate(per_dim))
+    w = None if weight is None else weight.detach().reshape(-1)
+    hist = HistogramDD.apply(points, w, edges=tuple(e._data for e in edges), density=density)
+    return _HistogramddT(hist, tuple(e.clone() if isinstance(b, Tensor) else e for e, b in zip(edges, per_dim)))
+
+
+register(cov, corrcoef, histogram, histogramdd)

@@ -1,0 +1,55 @@
+"""``Tensor.resize_`` and ``resize_as_``: a new shape over the tensor's storage, which grows (keeping its values)
+when too small."""
+import numpy as np
+
+from .._creation import _size
+from .._device import array_module
+from .._storage import _address, _owner
+from .._tensor import Tensor, register
+from .memory_format import as_format, contiguous_format, format_strides
+from ._strided import restride
+from .view import AsStrided
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Gives this tensor the shape ``sizes`` in place, laid out densely (in ``memory_format``) from its first element
+    in its storage. Elements beyond the old storage are uninitialised; the same shape keeps the strides.
+
+    Example::
+
+        >>> x = ember.arange(6.); x.resize_(2, 2)
+        tensor([[0., 1.],
+                [2., 3.]])
+    """
+    shape = _size(sizes, "resize_")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if shape == self.shape and memory_format is None:
+        return self
+    strides = format_strides(shape, as_format(memory_format, contiguous_format))
+    it = self.dtype.itemsize
+    nbytes = 0 if 0 in shape else it * (1 + sum((n - 1) * s for n, s in zip(shape, strides)))
+    owner = _owner(self._data)
+    raw = owner.ravel(order="K").view(np.uint8)  # the storage's bytes in memory order (the owner is dense)
+    start = _address(self._data) - _address(owner)
+    if not 0 <= start <= raw.size:  # an empty tensor's address need not lie in its storage
+        start = 0
+    if start + max(nbytes, it) > raw.size:
+        grown = array_module(self.device).empty(start + nbytes, np.uint8)
+        grown[:raw.size] = raw
+        raw = grown
+        self._base = Tensor._make(grown.view(self._data.dtype), self.dtype, self.device) if start else None
+    # NumPy gives an empty slice the address of its array's start: slice one element and drop it to keep the place
+    flat = raw[start:start + max(nbytes, it)].view(self._data.dtype)[:nbytes // it]
+    self._data = restride(array_module(self.device), flat, shape, strides) if flat.size else flat.reshape(shape)
+    if self._base is not None:  # the view's new place in its base, for autograd's replay of in-place writes
+        self._view_chain = ((AsStrided, (), {"size": shape, "stride": strides, "delta": self.storage_offset()}),)
+    return self
+
+
+def resize_as_(self, the_template, *, memory_format=None):
+    """``self.resize_(the_template.shape)``."""
+    return resize_(self, the_template.shape, memory_format=memory_format)
+
+
+register(resize_, resize_as_)
