@@ -2,16 +2,19 @@
 import cmath
 import collections.abc
 import functools
+import math
 import warnings
 
 import numpy as np
 
 from . import _dtype
-from ._creation import as_tensor, tensor
+from ._creation import as_tensor, empty, tensor
 from ._ops.compare import isclose
+from ._ops.complex import view_as_real
+from ._random import randint
 from ._tensor import Tensor
 
-__all__ = ["assert_close", "assert_allclose"]
+__all__ = ["assert_close", "assert_allclose", "make_tensor"]
 
 # {dtype: (rtol, atol)}; other dtypes compare exactly
 _PRECISIONS = {_dtype.float16: (1e-3, 1e-5), _dtype.bfloat16: (1.6e-2, 1e-5), _dtype.float32: (1.3e-6, 1e-5),
@@ -253,3 +256,92 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     if rtol is None and atol is None:
         rtol, atol = _tolerances((actual.dtype, expected.dtype), None, None, (), _ALLCLOSE_PRECISIONS)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None)
+
+
+def _make_tensor_bounds(low, high, dtype, lowest, highest, default_low, default_high):
+    """``[low, high)`` for :func:`make_tensor`: defaults filled in, checked, clamped to ``[lowest, highest)``, and
+    rounded up for integral dtypes."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got {low=} and {high=}")
+    if low == high and (dtype.is_floating_point or dtype.is_complex):
+        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
+                      "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning,
+                      stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), but {dtype} only "
+                         f"supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if dtype.is_floating_point or dtype.is_complex:
+        return low, high
+    return math.ceil(low), math.ceil(high)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,
+                exclude_zero=False, memory_format=None):
+    """A tensor of ``shape`` (ints, or one sequence) filled with values drawn uniformly from ``[low, high)``, as
+    ``torch.testing.make_tensor``.
+
+    ``low`` and ``high`` default by dtype: bool [0, 2), unsigned integers [0, 10), signed integers [-9, 10), floating
+    and complex [-9, 9) (both parts of a complex); given values are clamped to the dtype's finite range.
+
+    Args:
+        dtype (ember.dtype): the dtype of the tensor
+        device (str or ember.device): its device
+        low, high (Number, optional): the bounds of the values
+        requires_grad (bool): make a floating or complex tensor require gradients (integral dtypes refuse)
+        noncontiguous (bool): return a non-contiguous view (ignored for fewer than two elements)
+        exclude_zero (bool): replace zeros by one (bool and integral dtypes) or the dtype's ``finfo.tiny``
+        memory_format (ember.memory_format, optional): the memory format (exclusive with ``noncontiguous``)
+
+    Raises:
+        ValueError: ``low >= high``, either is NaN, the interval is outside the dtype's range, ``requires_grad``
+            for an integral dtype, or both ``noncontiguous`` and ``memory_format``
+
+    Example::
+
+        >>> t = ember.testing.make_tensor(2, 3, dtype=ember.float32, device="cpu", low=-1, high=1)
+        >>> t.shape, bool(((t >= -1) & (t < 1)).all())
+        (ember.Size([2, 3]), True)
+    """
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+                         f"{noncontiguous=} and {memory_format=}")
+    floating = dtype.is_floating_point or dtype.is_complex
+    if requires_grad and not floating:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got {dtype=}")
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:  # twice the last dimension, then every other element from the second
+        shape = (*shape[:-1], 2 * shape[-1])
+    if dtype is _dtype.bool:
+        low, high = _make_tensor_bounds(low, high, dtype, 0, 2, 0, 2)
+        result = randint(low, high, shape, device=device, dtype=dtype)
+    elif not floating:
+        info = _dtype.iinfo(dtype)
+        # int64's exclusive bound stays at its max: randint cannot draw 2**63 - 1
+        low, high = _make_tensor_bounds(low, high, dtype, info.min, info.max + (dtype is not _dtype.int64), -9, 10)
+        result = randint(low, high, shape, device=device, dtype=dtype)
+    else:
+        info = _dtype.finfo(dtype)
+        low, high = _make_tensor_bounds(low, high, dtype, info.min, info.max, -9, 9)
+        result = empty(shape, device=device, dtype=dtype)
+        real = view_as_real(result) if dtype.is_complex else result
+        if high - low >= info.max:  # the width overflows the dtype: draw half of it, then double
+            real.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            real.uniform_(low, high)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = _dtype.finfo(dtype).tiny if floating else 1
+    if floating:
+        result.requires_grad = requires_grad
+    return result

@@ -5,4 +5,5 @@ from .modules import (Module, Sequential, ModuleList, ModuleDict, ParameterList,
 from .modules import *  # noqa: F401,F403
 from . import functional, init, modules, parameter
 from . import parallel
+from . import attention
 from .parallel import DataParallel

@@ -1,6 +1,16 @@
 """Utilities: data loading (``ember.utils.data``), training checkpoints (``Checkpointer``), activation checkpointing
-(``ember.utils.checkpoint``), safetensors files (``ember.utils.safetensors``)."""
+(``ember.utils.checkpoint``), safetensors files (``ember.utils.safetensors``), nested containers (``_pytree``) and
+``model_zoo.load_url``."""
 from . import data
 from .checkpointer import Checkpointer
 from . import checkpoint
 from . import hooks
+from . import _pytree
+
+
+def __getattr__(name):
+    # ember.utils.model_zoo imports ember.hub (urllib), on first use
+    if name == "model_zoo":
+        import importlib
+        return importlib.import_module(".model_zoo", __name__)
+    raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

@@ -1,0 +1,4 @@
+"""``ember.utils.model_zoo``: torch's older name for :func:`ember.hub.load_state_dict_from_url`."""
+from ..hub import load_state_dict_from_url as load_url
+
+__all__ = ["load_url"]
