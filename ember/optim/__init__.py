@@ -12,5 +12,7 @@ from .adadelta import Adadelta
 from .asgd import ASGD
 from .rprop import Rprop
 from .lbfgs import LBFGS
+from .adafactor import Adafactor
+from .muon import Muon
 from . import lr_scheduler
 from . import swa_utils

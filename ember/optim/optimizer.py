@@ -151,7 +151,6 @@ class Optimizer:
                      "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
                      "_optimizer_load_state_dict_post_hooks"):
             self.__dict__.setdefault(name, OrderedDict())
-        self.defaults.setdefault("differentiable", False)
         for group in self.param_groups:  # groups saved by older versions lack newer options
             for k, v in self.defaults.items():
                 if k != "params" and v is not required:
@@ -160,6 +159,7 @@ class Optimizer:
                 st = self.state.get(p)
                 if st and "step" in st and not isinstance(st["step"], Tensor):
                     st["step"] = _scalar_tensor(float(st["step"]))
+        self.defaults.setdefault("differentiable", False)  # as torch: in the defaults, not the groups
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

@@ -53,6 +53,7 @@ NORMS = [
     ("InstanceNorm3d", (2,), {"track_running_stats": True, "momentum": 0.3}, (2, 2, 2, 2, 3)),
     ("LocalResponseNorm", (3,), {}, (2, 5, 4)), ("LocalResponseNorm", (4,), {"k": 2.0, "beta": 0.5}, (2, 5, 3, 2)),
     ("LocalResponseNorm", (2,), {"alpha": 0.1}, (2, 3, 2, 2, 2)),
+    ("CrossMapLRN2d", (3,), {"alpha": 0.1, "k": 2.0}, (2, 5, 3, 2)), ("CrossMapLRN2d", (4,), {}, (1, 6, 2, 2)),
 ]
 
 

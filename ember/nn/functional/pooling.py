@@ -1,9 +1,10 @@
 """Max, average, Lp and adaptive pooling, and max unpooling, over 1-3 spatial dims."""
 import math
 
-from ... import _creation, _dtype
+from ... import _creation, _dtype, _random
 from ..._device import array_module
 from ..._ops.conv import Plan
+from ..._ops.fractional_pool import FractionalMaxPool
 from ..._ops.pool import MaxPool, WindowSum
 from ..._tensor import Tensor
 
@@ -11,8 +12,9 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d",
-           "lp_pool2d", "lp_pool3d"]
+           "adaptive_max_pool3d_with_indices", "fractional_max_pool2d", "fractional_max_pool3d",
+           "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
 _AXES = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
 _WORDS = {1: "one", 2: "two", 3: "three"}
@@ -373,6 +375,101 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` returning ``(output, indices)``."""
     return _adaptive_max(input, output_size, True, 3)
+
+
+# -- fractional ------------------------------------------------------------------------------------------------------
+_DIM_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, n):
+    op = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if n == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{op} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * n
+        output_size = [int(input.size(d - n) * ratio[d]) for d in range(n)]
+    if _random_samples is None:
+        batch = 1 if input.ndim == n + 1 else input.size(0)
+        _random_samples = _random.rand(batch, input.size(-n - 1), n, dtype=input.dtype, device=input.device)
+    k = _fractional_arg(kernel_size, n, "kernel_size", op)
+    out = _fractional_arg(output_size, n, "output_size", op)
+    name = op if n == 2 else f"{op}_out"
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got: {list(input.shape)}")
+    for d in range(input.ndim - n - 1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{list(input.shape)} with dimension {d} being empty.")
+    for axis, size, kk, o in zip(_DIM_NAMES[n], input.shape[-n:], k, out):
+        if o + kk - 1 >= size:
+            raise RuntimeError(f"{name}(): pool {axis} {kk} too large relative to input {axis} {size}")
+    samples = _random_samples
+    x = input.unsqueeze(0) if input.ndim == n + 1 else input
+    if samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    if samples.shape[0] < x.shape[0]:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != n:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got {samples.shape[2]}.")
+    # torch reads the 2-D samples as (width, height) and the 3-D ones as (time, height, width)
+    y, idx = FractionalMaxPool.apply(x, ksize=k, out=out, samples=samples.detach()._data,
+                                     order=(1, 0) if n == 2 else (0, 1, 2))
+    return (y.squeeze(0), idx.squeeze(0)) if input.ndim == n + 1 else (y, idx)
+
+
+def _fractional_arg(v, n, name, op):
+    v = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(v) == 1:
+        v = v * n
+    if len(v) != n:
+        raise RuntimeError(f"{op}: {name} must either be a single Int or tuple of {'' if n == 2 else 'three '}Ints")
+    return tuple(int(e) for e in v)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """2-D fractional max pooling over (N, C, H, W) or (C, H, W): ``kernel_size`` windows whose starts step
+    pseudo-randomly to give ``output_size`` (or ``output_ratio`` times the input size); ``_random_samples``
+    (N, C, 2) in [0, 1), drawn by default, fix the steps.
+
+    Example::
+
+        >>> F.fractional_max_pool2d(ember.randn(1, 3, 9, 8), 2, output_size=(4, 5)).shape
+        ember.Size([1, 3, 4, 5])
+    """
+    r = _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+    return r if return_indices else r[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); ``_random_samples`` is (N, C, 3).
+
+    Example::
+
+        >>> F.fractional_max_pool3d(ember.randn(1, 2, 6, 6, 6), 2, output_ratio=0.5).shape
+        ember.Size([1, 2, 3, 3, 3])
+    """
+    r = _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+    return r if return_indices else r[0]
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """:func:`fractional_max_pool2d` returning ``(output, indices)``."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """:func:`fractional_max_pool3d` returning ``(output, indices)``."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 3)
 
 
 # -- unpooling, Lp pooling --------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm and the legacy CrossMapLRN2d."""
 
-__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 import numbers
 
 from ... import _creation
+from ...autograd.function import Function
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -23,6 +24,61 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _CrossMapLRN2d(Function):
+    """torch's legacy cross-channel LRN, kept bit for bit: its running channel sum never drops channel 0 once past
+    it, and its backward (not the forward's exact gradient) sums over a window shifted by one channel."""
+
+    @staticmethod
+    def forward(ctx, x, size, alpha, beta, k):
+        xp = ctx.xp
+        C = x.shape[1]
+        half = int((size - 1) / 2 + 1)
+        sq = x * x
+        padded = xp.zeros(x.shape[:1] + (C + 2 * half - 2,) + x.shape[2:], x.dtype)
+        padded[:, half - 1:half - 1 + C] = sq
+        scale = sum(padded[:, j:j + C] for j in range(2 * half - 1))  # channels c - half + 1 .. c + half - 1
+        scale[:, half:] += sq[:, :1]
+        scale *= alpha / size
+        scale += k
+        out = x * scale ** -beta
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        ctx.save_for_backward(x, out, scale)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out, scale = ctx.saved_tensors
+        size, C = ctx.size, x.shape[1]
+        pre = int(size - (size - 1) / 2)
+        ratio = F.pad(grad * out / scale, (0, 0, 0, 0, pre, size - 1 - pre))
+        acc = sum(ratio[:, j:j + C] for j in range(size))  # channels c - pre .. c + size - 1 - pre
+        return grad * scale ** -ctx.beta - (2 * ctx.alpha * ctx.beta / size) * x * acc
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of (N, C, H, W) inputs, as torch's legacy
+    ``nn.CrossMapLRN2d``: ``x / (k + alpha / size * sum of x^2 over nearby channels) ** beta``, with that module's
+    windows and gradient (use :class:`LocalResponseNorm` for the standard one).
+
+    Example::
+
+        >>> nn.CrossMapLRN2d(3)(ember.ones(1, 4, 1, 1)).shape
+        ember.Size([1, 4, 1, 1])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        return _CrossMapLRN2d.apply(input, size=self.size, alpha=self.alpha, beta=self.beta, k=self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -4,7 +4,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 def _ntuple(v, n):
@@ -335,3 +336,54 @@ class LPPool3d(_LPPool):
     """3-D power-average pooling."""
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPool(Module):
+    _n = 0
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        n = self._n
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                        _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """2-D fractional max pooling: ``kernel_size`` windows whose starts step pseudo-randomly to give
+    ``output_size`` (or ``output_ratio`` times the input size). A ``_random_samples`` buffer (N, C, 2) in [0, 1)
+    fixes the steps; without one each call draws its own.
+
+    Example::
+
+        >>> ember.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))(ember.randn(20, 16, 50, 32)).shape
+        ember.Size([20, 16, 25, 16])
+    """
+
+    _n = 2
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); ``_random_samples`` is (N, C, 3).
+
+    Example::
+
+        >>> ember.nn.FractionalMaxPool3d(3, output_size=(13, 12, 11))(ember.randn(2, 4, 50, 32, 16)).shape
+        ember.Size([2, 4, 13, 12, 11])
+    """
+
+    _n = 3
+    _fn = staticmethod(F.fractional_max_pool3d)
