@@ -5,7 +5,7 @@ Forward passes run LAPACK through ``xp.linalg``; backward passes are torch's for
 ops, so they differentiate again.
 """
 
-__all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "orgqr"]
+__all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "orgqr", "geqrf", "ormqr"]
 import warnings
 
 from .. import _dtype
@@ -22,6 +22,7 @@ from .view import reshape
 _CholeskyExT = structseq("linalg_cholesky_ex", ("L", "info"))
 _QrT = structseq("linalg_qr", ("Q", "R"))
 _LegacyQrT = structseq("qr", ("Q", "R"))
+_GeqrfT = structseq("geqrf", ("a", "tau"))
 _EighT = structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _SvdT = structseq("linalg_svd", ("U", "S", "Vh"))
 _LegacySvdT = structseq("svd", ("U", "S", "V"))
@@ -716,11 +717,11 @@ class MatrixExp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # The adjoint of the Frechet derivative: the upper-right block of exp([[A^T, G], [0, A^T]]).
+        # The adjoint of the Frechet derivative: the upper-right block of exp([[A^H, G], [0, A^H]]).
         (A,) = ctx.saved_tensors
         n = A.shape[-1]
-        At = A.mT
-        M = _place(At, 2 * n, 2 * n) + _place(grad, 2 * n, 2 * n, 0, n) + _place(At, 2 * n, 2 * n, n, n)
+        Ah = A.mH
+        M = _place(Ah, 2 * n, 2 * n) + _place(grad, 2 * n, 2 * n, 0, n) + _place(Ah, 2 * n, 2 * n, n, n)
         return MatrixExp.apply(M).narrow(-2, 0, n).narrow(-1, n, n)
 
 
@@ -751,19 +752,54 @@ def householder_product(A, tau, *, out=None):
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"{op}: tau dtype {scalar_name(tau.dtype)} does not match input dtype "
                            f"{scalar_name(A.dtype)}")
+    return write_out(_householder_q(A, tau).narrow(-1, 0, n) * 1, out)
+
+
+def _householder_q(A, tau):
+    """The full ``(m, m)`` product ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``."""
     xp, dt = xp_of(A), A.dtype.np
+    m, n = A.shape[-2:]
     V = A.tril(-1) + constant(xp.eye(m, n, dtype=dt), A)
     Q = constant(xp.eye(m, dtype=dt), A)
     for i in range(tau.shape[-1]):
         v = V.narrow(-1, i, 1)
         t = tau.narrow(-1, i, 1).unsqueeze(-1)
-        Q = Q - matmul(matmul(Q, v) * t, v.mT)
-    return write_out(Q.narrow(-1, 0, n) * 1, out)
+        Q = Q - matmul(matmul(Q, v) * t, v.mH)
+    return Q
 
 
 def orgqr(input, tau):
     """``linalg.householder_product``."""
     return householder_product(input, tau)
+
+
+def geqrf(input, *, out=None):
+    """``(a, tau)``: LAPACK's ``geqrf`` QR of ``input``, ``R`` on and above the diagonal of ``a`` and the
+    Householder vectors of ``Q`` below it (see :func:`linalg.householder_product`). Not differentiable, as torch's.
+
+    Example::
+
+        >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
+        >>> a.diagonal()
+        tensor([-5.0000,  0.4000])
+    """
+    check_matrix(input, "geqrf", square=False)
+    check_float(input, "geqrf", "geqrf_cpu")
+    xp = xp_of(input)
+    h, tau = xp.linalg.qr(input._data, mode="raw")  # h is LAPACK's Fortran-ordered a, transposed
+    r = _GeqrfT(constant(xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), input), constant(tau, input))
+    if out is not None:
+        return _GeqrfT(*(write_out(t, o) for t, o in zip(r, out)))
+    return r
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """``Q @ other`` (``left=False``: ``other @ Q``; ``transpose``: ``Q^H``) for the ``Q`` of ``(input, tau)``
+    from :func:`geqrf`; differentiable in all three."""
+    check_matrix(input, "ormqr", square=False)
+    Q = _householder_q(input, tau)
+    Q = Q.mH if transpose else Q
+    return write_out(matmul(Q, other) if left else matmul(other, Q), out)
 
 
 def cholesky(input, upper=False, *, out=None):
@@ -773,4 +809,4 @@ def cholesky(input, upper=False, *, out=None):
     return linalg_cholesky(input, upper=upper, out=out)
 
 
-register(qr, svd, pinverse, matrix_power, matrix_exp, cholesky, orgqr)
+register(qr, svd, pinverse, matrix_power, matrix_exp, cholesky, orgqr, geqrf, ormqr)

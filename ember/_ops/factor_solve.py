@@ -1,19 +1,22 @@
 """Solving and inverting from a factorization: cholesky_solve, cholesky_inverse, lu_unpack, and the legacy
-triangular_solve. Composites of solve_triangular, differentiable in the factors' triangles."""
+triangular_solve. The Cholesky ops read one triangle of the factor but, as torch's, give it a full-matrix gradient."""
 
-__all__ = ["cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_unpack"]
+__all__ = ["cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_unpack", "lu", "lu_solve"]
 import warnings
 
 from .._creation import eye, zeros
 from .._tensor import register, write_out
+from ..autograd.function import Function
 from ..return_types import structseq
-from .decomp import _pivots_matrix
+from .decomp import _pivots_matrix, lu_factor_ex
+from .decomp import lu_solve as linalg_lu_solve
 from .matmul import constant, matmul, scalar_name, xp_of
-from .solve import check_float, check_matrix, solve_triangular
+from .solve import _triangular, check_float, check_matrix, solve_triangular
 from .view import broadcast_pair
 
 _TriangularSolveT = structseq("triangular_solve", ("solution", "cloned_coefficient"))
 _LuUnpackT = structseq("lu_unpack", ("P", "L", "U"))
+_LuWithInfoT = structseq("_lu_with_info", ("LU", "pivots", "info"))
 
 
 def _check_pair(B, A, op):
@@ -23,6 +26,31 @@ def _check_pair(B, A, op):
     if A.dtype is not B.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {scalar_name(B.dtype)} and "
                            f"A of type {scalar_name(A.dtype)} instead.")
+
+
+class CholeskySolve(Function):
+    @staticmethod
+    def forward(ctx, B, L, upper):
+        xp = ctx.xp
+        Lh = xp.conj(xp.swapaxes(L, -1, -2))
+        if upper:  # A = U^H U
+            X = _triangular(xp, L, _triangular(xp, Lh, B, False, False), True, False)
+        else:  # A = L L^H
+            X = _triangular(xp, Lh, _triangular(xp, L, B, False, False), True, False)
+        ctx.upper = upper
+        ctx.save_for_backward(L, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        L, X = ctx.saved_tensors
+        gB = CholeskySolve.apply(grad, L, upper=ctx.upper)
+        gL = None
+        if ctx.needs_input_grad[1]:  # torch's formula: with C = gB X^H, -(C + C^H) L, or -U (C + C^H)
+            C = matmul(gB, X.mH)
+            C = C + C.mH
+            gL = -matmul(L, C) if ctx.upper else -matmul(C, L)
+        return gB, gL
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):
@@ -37,11 +65,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
                 [2.]])
     """
     _check_pair(B, L, "cholesky_solve")
-    if upper:
-        X = solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
-    else:
-        X = solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
-    return write_out(X, out)
+    return write_out(CholeskySolve.apply(B, L, upper=bool(upper)), out)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
@@ -56,9 +80,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     """
     check_matrix(L, "cholesky_inverse")
     check_float(L, "cholesky_inverse", "cholesky_inverse_out_cpu")
-    n = L.shape[-1]
-    Linv = solve_triangular(L, eye(n, dtype=L.dtype, device=L.device), upper=upper)  # L^-1 (or U^-1)
-    X = matmul(Linv, Linv.mT) if upper else matmul(Linv.mT, Linv)
+    X = CholeskySolve.apply(eye(L.shape[-1], dtype=L.dtype, device=L.device), L, upper=bool(upper))
     return write_out(X, out)
 
 
@@ -78,6 +100,25 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     if out is not None:
         return _TriangularSolveT(*(write_out(t, o) for t, o in zip(r, out)))
     return r
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``(LU, pivots)`` (``get_infos``: and ``info``) of ``A``, as ``linalg.lu_factor_ex``. Deprecated in torch in
+    favour of ``linalg.lu_factor``."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    r = tuple(lu_factor_ex(A, pivot=pivot))[:3 if get_infos else 2]
+    if out is not None:
+        r = tuple(write_out(t, o) for t, o in zip(r, out))
+    return _LuWithInfoT(*r) if get_infos else r
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """The solution of ``A X = b`` from ``(LU_data, LU_pivots) = linalg.lu_factor(A)``. Deprecated in torch in
+    favour of ``linalg.lu_solve``, whose arguments are reversed."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
+                  "PyTorch release.", UserWarning, stacklevel=2)
+    return linalg_lu_solve(LU_data, LU_pivots, b, out=out)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
@@ -106,4 +147,4 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return r
 
 
-register(cholesky_solve, cholesky_inverse, triangular_solve)
+register(cholesky_solve, cholesky_inverse, triangular_solve, lu, lu_solve)

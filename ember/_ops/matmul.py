@@ -404,7 +404,7 @@ class Einsum(Function):
             args, subs = [grad], [output]
             for j, op in enumerate(ops):
                 if j != i:
-                    args.append(op)
+                    args.append(op.conj())  # the gradient of a product is the grad times the others' conjugates
                     subs.append(labels[j])
             target = ""
             for pos, c in enumerate(lab):

@@ -107,13 +107,24 @@ class Sign(ZeroGrad):
 sign = _public(Sign, "sign", "-1, 0 or 1 by the sign of each element (0 for NaN).")
 
 
-class Sgn(ZeroGrad):
+class Sgn(Unary):
     @staticmethod
     def forward(ctx, x):
         if x.dtype.kind != "c":
             return _sign(ctx.xp, x)
         r = ctx.xp.abs(x)
-        return ctx.xp.where(r == 0, 0, x / ctx.xp.where(r == 0, 1, r))
+        y = ctx.xp.where(r == 0, 0, x / ctx.xp.where(r == 0, 1, r))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.saved_tensors:  # real: piecewise constant
+            return zeros_like(grad)
+        from .binary import _where
+        x, y = ctx.saved_tensors
+        r = x.abs()  # d sgn = (dz - sgn Re(conj(sgn) dz)) / |z|, zero at z = 0
+        return _where(r == 0, 0.0, (grad - y * (grad * y.conj()).real) / _where(r == 0, 1.0, r))
 
 
 sgn = _public(Sgn, "sgn", "``input / abs(input)`` (0 at 0); the sign for real inputs.")

@@ -312,6 +312,11 @@ OPS = [
            grad_tol=DECOMP_GRAD_TOL, category=L),
     OpInfo("orgqr", lambda m, a, t: a.orgqr(t), arrays(((4, 3), (3,)),), FLOATS, tol=DECOMP_TOL,
            grad_tol=DECOMP_GRAD_TOL, category=L),
+    OpInfo("geqrf", lambda m, a: a.geqrf(), arrays(((4, 3),), ((2, 3, 5),)), FLOATS, grad=False, tol=DECOMP_TOL,
+           category=L),
+    OpInfo("ormqr", lambda m, a, t, c, **kw: a.ormqr(t, c, **kw),
+           arrays(((4, 3), (3,), (4, 2)), ((2, 3, 3), (2, 3), (2, 2, 3), {"left": False, "transpose": True}),
+                  low=-1, high=1), FLOATS, tol=DECOMP_TOL, grad_tol=DECOMP_GRAD_TOL, category=L),
     OpInfo("matrix_exp", lambda m, a: a.matrix_exp(), arrays(((2, 3, 3),), low=-1, high=1), FLOATS,
            tol=DECOMP_TOL, grad_tol=DECOMP_GRAD_TOL, category=L),
     # -- norms and vector products
