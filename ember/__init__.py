@@ -70,7 +70,7 @@ from ._legacy import *  # noqa: F401,F403
 from ._layout import layout, strided
 from ._sym import *  # noqa: F401,F403
 from ._interop import get_num_interop_threads, set_num_interop_threads
-from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype
+from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cpu_enabled
 from . import cpu, distributed, jit, multiprocessing, profiler, version
 from .version import __version__
 

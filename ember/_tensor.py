@@ -142,6 +142,15 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def _grad(self):
+        # torch's alias of .grad, assigned by A3C-style code (shared_param._grad = param.grad)
+        return self.grad
+
+    @_grad.setter
+    def _grad(self, value):
+        self.grad = value
+
+    @property
     def requires_grad(self):
         return self._requires_grad
 
@@ -278,7 +287,7 @@ class Tensor:
     # -- conversion ----------------------------------------------------------------------------------------------
     def numpy(self, *, force=False):
         """The NumPy array this CPU tensor wraps (shared memory)."""
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
             if not force:
@@ -289,7 +298,7 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         """NumPy's conversion protocol: ``np.asarray(t)`` shares this CPU tensor's memory."""
-        if self._requires_grad:
+        if self._requires_grad and grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         a = self._data if self.device.type == "cpu" else self._data.get()
         if dtype is not None and a.dtype != dtype:

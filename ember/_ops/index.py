@@ -90,7 +90,7 @@ def _classify(k, x):
         return _BOOL, bool(k)
     if isinstance(k, (int, np.integer)):
         return _INT, int(k)
-    if isinstance(k, (Tensor, np.ndarray, list, tuple)):
+    if isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
         return _index_array(k, x)
     if isinstance(k, str):  # torch reads a str as a sequence to build an index tensor from
         raise TypeError("new(): invalid data type 'str'")

@@ -88,6 +88,13 @@ class autocast:
         return decorate_autocast
 
 
+def is_autocast_cpu_enabled():
+    """Deprecated: ``is_autocast_enabled('cpu')``."""
+    warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use torch.is_autocast_enabled('cpu') instead.",
+                  DeprecationWarning, stacklevel=2)
+    return is_autocast_enabled("cpu")
+
+
 def get_autocast_cpu_dtype():
     """Deprecated: ``get_autocast_dtype('cpu')``."""
     warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cpu') instead.",

@@ -17,7 +17,9 @@ class Function(_Primitive):
     ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)``, then call ``apply``. ``forward``
     runs with gradient recording off and computes with ember ops on the input Tensors; ``backward`` returns one
     gradient (or None) per argument of ``forward``. The ctx offers ``save_for_backward`` / ``saved_tensors``,
-    ``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable`` and ``set_materialize_grads``.
+    ``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable`` and ``set_materialize_grads``. A Function
+    that defines only ``jvp(ctx, *tangents)`` (forward mode) gets its backward from it, as the transpose of that
+    linear map; ``jvp`` reads what forward passed to ``ctx.save_for_forward`` as ``ctx.saved_tensors``.
 
     Example::
 
@@ -37,6 +39,9 @@ class Function(_Primitive):
 
     _user = True
     _dirty = None
+    _in_meta = None
+    _for_forward = None
+    _in_jvp = False
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -46,6 +51,8 @@ class Function(_Primitive):
     def backward(ctx, *grad_outputs):
         if type(ctx).vjp is not Function.vjp:
             return type(ctx).vjp(ctx, *grad_outputs)
+        if type(ctx).jvp is not Function.jvp:
+            return _vjp_from_jvp(ctx, grad_outputs)
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
@@ -53,6 +60,19 @@ class Function(_Primitive):
     def vjp(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    def save_for_forward(self, *tensors):
+        """Keeps Tensors (or None) for ``jvp``; read them back there with ``ctx.saved_tensors``."""
+        self._for_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        return self._for_forward if self._in_jvp else _Primitive.saved_tensors.fget(self)
 
     def save_for_backward(self, *tensors):
         """Keeps Tensors (or None) for ``backward``; read them back with ``ctx.saved_tensors``."""
@@ -85,6 +105,8 @@ class Function(_Primitive):
             ctx.xp, ctx._device = _fn.array_module(dev), dev
         ctx._needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         needs = grad_enabled() and any(ctx._needs)
+        if needs and cls.jvp is not Function.jvp:
+            ctx._in_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None for a in args)
         if needs:
             ctx._edges = tuple((a if a.grad_fn is None else a.grad_fn, a._output_nr, a._data.shape, a.dtype)
                                if r else None for a, r in zip(args, ctx._needs))
@@ -125,6 +147,31 @@ class Function(_Primitive):
             if not self._input_was_tensor[i]:
                 raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
                                    f"{i + 1}, but the corresponding forward input was not a Variable")
+
+
+def _vjp_from_jvp(ctx, grad_outputs):
+    """The backward of a Function that defines only ``jvp``: ``jvp`` is linear in the tangents ``t``, so the
+    gradient of ``<jvp(ctx, *t), grad_outputs>`` with respect to ``t`` (taken at ``t = 0``) is the vjp. Tangents of
+    Tensor inputs are materialized as zeros, as torch does; other inputs get None."""
+    from .._creation import zeros
+    from .engine import grad
+    from .grad_mode import enable_grad
+    create_graph = grad_enabled()
+    with enable_grad():
+        tangents = [None if m is None else zeros(m[0], dtype=m[1], device=m[2], requires_grad=True)
+                    for m in ctx._in_meta]
+        ctx._in_jvp = True
+        try:
+            outs = type(ctx).jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    live = [(o, g) for o, g in zip(outs, grad_outputs)
+            if isinstance(o, _fn.Tensor) and o.requires_grad and g is not None]
+    wanted = [t for t, n in zip(tangents, ctx._needs) if n]
+    got = iter(grad([o for o, _ in live], wanted, [g for _, g in live], create_graph=create_graph,
+                    allow_unused=True) if live else [None] * len(wanted))
+    return tuple(next(got) if n else None for n in ctx._needs)
 
 
 def _wrap_outputs(ctx, args, outs):

@@ -81,7 +81,7 @@ class Adafactor(Optimizer):
             eps1 = float(xp.finfo(param.dtype).eps)
         step_t = state["step"]._data
         step_t += 1
-        step = float(step_t)
+        step = step_t.item()
         weight = step ** group["beta2_decay"]  # 1 - beta2 at this step
         alpha = max(eps2, _rms(xp, param)) * min(lr, 1 / step ** 0.5)
         if wd != 0:

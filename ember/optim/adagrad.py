@@ -67,7 +67,7 @@ class Adagrad(Optimizer):
         step_t += 1
         if group["weight_decay"] != 0:
             g = param * group["weight_decay"] + g
-        clr = _to_scalar(group["lr"]) / (1 + (float(step_t) - 1) * group["lr_decay"])
+        clr = _to_scalar(group["lr"]) / (1 + (step_t.item() - 1) * group["lr_decay"])
         std = xp.multiply(g, g)
         state_sum += std
         xp.sqrt(state_sum, out=std)

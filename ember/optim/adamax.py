@@ -57,6 +57,6 @@ class Adamax(Optimizer):
         xp.abs(g, out=tmp)
         tmp += group["eps"]
         xp.maximum(exp_inf, tmp, out=exp_inf)
-        clr = _to_scalar(group["lr"]) / (1 - beta1 ** float(step_t))
+        clr = _to_scalar(group["lr"]) / (1 - beta1 ** step_t.item())
         xp.divide(exp_avg * -clr, exp_inf, out=tmp)
         param += tmp

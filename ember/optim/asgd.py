@@ -64,6 +64,6 @@ class ASGD(Optimizer):
             ax += tmp
         else:
             ax[...] = param
-        step = float(step_t)
+        step = step_t.item()
         eta[()] = lr / ((1 + lambd * lr * step) ** group["alpha"])  # stored rounded to the scalar dtype
         mu[()] = 1 / max(1, step - group["t0"])

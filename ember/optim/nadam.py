@@ -56,7 +56,7 @@ class NAdam(Optimizer):
         lr, wd, momentum_decay = _to_scalar(group["lr"]), group["weight_decay"], group["momentum_decay"]
         step_t = state["step"]._data
         step_t += 1
-        step = float(step_t)
+        step = step_t.item()
         bias_correction2 = 1 - beta2 ** step
         if wd != 0:
             if group["decoupled_weight_decay"]:

@@ -52,7 +52,7 @@ class RAdam(Optimizer):
         lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
         step_t = state["step"]._data
         step_t += 1
-        step = float(step_t)
+        step = step_t.item()
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 param *= 1 - lr * wd

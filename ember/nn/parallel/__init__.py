@@ -1,4 +1,5 @@
 """Parallel wrappers of modules."""
 from .data_parallel import DataParallel
+from .distributed import DistributedDataParallel
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]
