@@ -137,4 +137,4 @@ def test_set_stance_as_call_context_and_decorator():
 
 def test_compiler_compile_is_ember_compile():
     model = ember.nn.Linear(2, 2)
-    assert ember.compiler.compile(model) is model
+    assert ember.compiler.compile(model)._orig_mod is model

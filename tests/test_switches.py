@@ -54,6 +54,19 @@ def test_compile_returns_the_same_computation():
     x = ember.randn(5, 3)
     compiled = ember.compile(model, mode="max-autotune")
     assert ember.equal(compiled(x), model(x))
+    # as torch's OptimizedModule: the module under ``_orig_mod``, its keys prefixed, its attributes read through
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU())
+    tc = torch.compile(tm)
+    assert type(compiled).__name__ == type(tc).__name__ == "OptimizedModule"
+    assert compiled._orig_mod is model and isinstance(compiled, ember.nn.Module)
+    assert list(compiled.state_dict()) == list(tc.state_dict())
+    assert [n for n, _ in compiled.named_modules()] == [n for n, _ in tc.named_modules()]
+    model.extra = tm.extra = 7
+    assert compiled.extra == tc.extra == 7
+    compiled.eval()
+    assert not model.training
+    with pytest.raises(AttributeError):
+        compiled.missing
 
     @ember.compile
     def f(a):
