@@ -3,7 +3,8 @@ from math import pi, e, inf, nan
 
 from . import _dtype
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-                     complex128, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
+                     complex128, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                     float8_e5m2fnuz, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
                      set_default_dtype, promote_types, can_cast)
 from ._dtype import public_result_type as result_type
 from ._dtype import finfo, iinfo
@@ -40,6 +41,9 @@ from ._ops.combinatorics import *  # noqa: F401,F403
 from ._ops.factor_solve import *  # noqa: F401,F403
 from ._ops.method_functions import *  # noqa: F401,F403
 from ._ops.complex import *  # noqa: F401,F403
+from ._ops.lowrank import *  # noqa: F401,F403
+from ._ops.lobpcg import *  # noqa: F401,F403
+from ._ops.segment import *  # noqa: F401,F403
 from ._ops import resize  # noqa: F401  (Tensor.resize_, resize_as_)
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)

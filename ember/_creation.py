@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from ._device import CPU, array_module, device_of_array, normalize
+from ._device import CPU, META, array_module, device_of_array, is_meta_array, meta_array, normalize
 from ._device import device as _device_cls
 from ._dlpack import from_dlpack
 from ._ops.memory_format import as_format, format_strides, like_strides, preserve_format
@@ -99,12 +99,18 @@ def _factory(op, dtype, device, out, default=None):
             raise RuntimeError(f"dtype {_dtype.scalar_name(dtype)} does not match dtype of out parameter "
                                f"({_dtype.scalar_name(out.dtype)})")
         return out.dtype, out.device if device is None else normalize(device)
-    return dtype or default or _dtype.get_default_dtype(), _target(device)
+    dtype, device = dtype or default or _dtype.get_default_dtype(), _target(device)
+    _dtype.check_device(dtype, device)
+    return dtype, device
 
 
 def _finish(arr, dt, dev, requires_grad, out=None):
     """Wraps a freshly made array (moving it to ``dev``), sets ``requires_grad``, or writes it into ``out``."""
-    if dev is not CPU and isinstance(arr, np.ndarray):
+    if dev is META:
+        if not is_meta_array(arr):
+            arr = meta_array(arr.shape, arr.dtype)
+    elif dev is not CPU and isinstance(arr, np.ndarray):
+        _dtype.check_device(dt, dev)
         xp = array_module(dev)
         with xp.cuda.Device(dev.index):
             arr = xp.asarray(arr)
@@ -123,7 +129,7 @@ def _require_grad(t):
 
 def _on(dev):
     """A context making ``dev`` the current CUDA device while allocating (nothing on the CPU)."""
-    return contextlib.nullcontext() if dev.type == "cpu" else array_module(dev).cuda.Device(dev.index)
+    return contextlib.nullcontext() if dev.type != "cuda" else array_module(dev).cuda.Device(dev.index)
 
 
 # -- scalar checks -----------------------------------------------------------------------------------------------
@@ -139,6 +145,8 @@ def _fits(value, dt):
     if isinstance(value, complex):
         return value.imag == 0 and _fits(value.real, dt)
     if dt.is_floating_point:
+        if math.isinf(value) and dt in _dtype.FLOAT8:
+            return dt is _dtype.float8_e5m2  # the only float8 with infinities
         return not math.isfinite(value) or abs(value) <= _dtype.finfo(dt).max
     if isinstance(value, float) and math.isnan(value):
         return False
@@ -150,6 +158,8 @@ def _fits(value, dt):
 
 def cast_scalar(value, dt):
     """The number ``value`` as a NumPy scalar of ``dt``, wrapping integers around as C casts do."""
+    if dt in _dtype.FLOAT8:
+        return _dtype.float32_to_float8(np, np.asarray(value), dt.np)[()]
     if type(value) is float and dt.is_floating_point:
         return dt.np.type(value)
     if isinstance(value, complex) and not dt.is_complex:
@@ -284,6 +294,8 @@ def _checked_cast(arr, dt, from_python):
                 bad = (arr > hi) | (arr < (-hi if lo == 0 else lo))
             if bad.any():
                 raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    if dt in _dtype.FLOAT8:
+        return _dtype.float32_to_float8(np, arr, dt.np)
     with np.errstate(invalid="ignore", over="ignore"):
         return arr.astype(dt.np)
 
@@ -310,13 +322,18 @@ def _to_array(data, dtype):
                 raise TypeError("only integer tensors of a single element can be converted to an index")
             data = _untensor(data)
         arr = np.array(data)
+        if dt is _dtype.uint64 and dtypes == {_dtype.int64} and arr.dtype != np.int64:  # ints beyond int64
+            if any(v < 0 for v in arr.ravel().tolist()):
+                raise OverflowError("can't convert negative int to unsigned")
+            return np.array(data, np.uint64), dt
         if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8:  # ints beyond int64
             raise ValueError("Overflow when unpacking long long")
         return _checked_cast(arr, dt, True), dt
     if isinstance(data, Tensor):
         return data, dtype or data.dtype
     dt = dtype or _leaf_dtype(data)
-    if isinstance(data, int) and not isinstance(data, bool) and not -2 ** 63 <= data < 2 ** 63:
+    if isinstance(data, int) and not isinstance(data, bool) and not -2 ** 63 <= data < 2 ** (
+            64 if dt is _dtype.uint64 else 63):
         raise ValueError("Overflow when unpacking long long")
     arr = np.asarray(data)
     return _checked_cast(arr, dt, not isinstance(data, np.generic)), dt
@@ -440,7 +457,9 @@ def _filled(op, value, shape, dtype, device, requires_grad, out):
     dt, dev = _factory(op, dtype, device, out)
     xp = array_module(dev)
     with _on(dev):
-        if value is None:
+        if dev is META:
+            arr = meta_array(shape, dt.np)
+        elif value is None:
             arr = xp.empty(shape, dt.np)
         elif type(value) is int and value in (0, 1):  # the common zeros/ones: no scalar cast needed
             arr = (xp.ones if value else xp.zeros)(shape, dt.np)
@@ -505,7 +524,9 @@ def _make_like(input, value, dtype, device, requires_grad, memory_format):
     if value is not None:
         value = cast_scalar(value, dt)
     with _on(dev):
-        if strides is None:
+        if dev is META:
+            arr = meta_array(input._data.shape, dt.np)
+        elif strides is None:
             shape = input._data.shape
             arr = xp.empty(shape, dt.np) if value is None else xp.full(shape, value, dt.np)
         else:  # torch's preserve_format keeps a dense input's strides, channels_last gives NHWC memory
@@ -546,6 +567,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     dt, dev = _factory("empty_strided", dtype, device, None)
     xp = array_module(dev)
     n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, stride))
+    if dev is META:
+        return _finish(meta_array(shape, dt.np), dt, dev, requires_grad)
     with _on(dev):
         buf = xp.empty(n, dt.np)
         arr = xp.lib.stride_tricks.as_strided(buf, shape, tuple(st * dt.itemsize for st in stride))
@@ -639,7 +662,7 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     floats = any(_is_float_arg(v) for v in (start, end, step))
     dt, dev = _factory("arange", dtype, device, out, default=None if floats else _dtype.int64)
     start, end, step = (_number(v, "arange") for v in (start, end, step))
-    if dt is _dtype.bool or dt.is_complex:
+    if dt is _dtype.bool or dt.is_complex or dt._bare:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_name(dt)}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -657,6 +680,8 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
         n = abs(end - start + step - sgn) // abs(step)  # C's integer division, exact for any int64 range
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
+    if dev is META:
+        return _finish(meta_array((n,), dt.np), dt, dev, requires_grad, out)
     if integral:
         arr = np.arange(n, dtype=np.int64) * step + start
     else:  # computed in float64 (float32 for half types) and rounded once, as torch's accumulate type does
@@ -720,8 +745,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     complex_args = isinstance(start, complex) or isinstance(end, complex)
     dt, dev = _factory("linspace", dtype, device, out,
                        default=_dtype.complex_default() if complex_args else None)
-    if dt is _dtype.bool:
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if dt is _dtype.bool or dt._bare:
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{_dtype.scalar_name(dt)}'")
     step_t = _step_type(dt)
     if not dt.is_floating_point and not dt.is_complex:  # the bounds are converted to the integer type first
         start, end = int(start), int(end)
@@ -770,6 +795,10 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt, dev = _factory("eye", dtype, device, out)
+    if dt._bare and not dt.is_floating_point:
+        raise NotImplementedError(f"\"eye\" not implemented for '{_dtype.scalar_name(dt)}'")
+    if dev is META:
+        return _finish(meta_array((n, n if m is None else m), dt.np), dt, dev, requires_grad, out)
     with _on(dev):
         arr = array_module(dev).eye(n, n if m is None else m, dtype=dt.np)
     return _finish(arr, dt, dev, requires_grad, out)

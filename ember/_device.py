@@ -25,7 +25,8 @@ _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "h
 class device:
     """A device: ``ember.device('cpu')``, ``ember.device('cuda')``, ``ember.device('cuda:1')``, ``device('cuda', 0)``.
 
-    Only ``cpu`` and ``cuda`` can hold tensors; the other names torch knows parse, as torch's do.
+    ``cpu`` and ``cuda`` hold tensors, and ``meta`` tensors without data (shape, dtype and autograd only); the other
+    names torch knows parse, as torch's do.
     """
 
     __slots__ = ("type", "index")
@@ -114,15 +115,33 @@ def _keyword_device(type, index, dev):
 
 _CACHE = {}
 CPU = device("cpu")
+META = device("meta")
 
 
 def array_module(dev):
-    """NumPy for the CPU, CuPy for CUDA."""
-    if dev.type == "cpu":
+    """NumPy for the CPU and the meta device, CuPy for CUDA."""
+    if dev.type == "cpu" or dev.type == "meta":
         return np
     if dev.type != "cuda":
-        raise RuntimeError(f"ember tensors live on 'cpu' or 'cuda' devices, not '{dev.type}'")
+        raise RuntimeError(f"ember tensors live on 'cpu', 'cuda' or 'meta' devices, not '{dev.type}'")
     return _import_cupy()
+
+
+def meta_array(shape, dtype):
+    """The array of a meta tensor: one element of ``dtype`` broadcast (zero strides, read-only) to ``shape``, so
+    that a meta tensor of any size costs no memory. The element is 0, so that ops computing on it (an index, a
+    divisor) see a valid value."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+def is_meta_array(a):
+    """Whether ``a`` is already a meta tensor's array: read-only, zero strides along every dimension of size > 1."""
+    if a.flags.writeable:
+        return False
+    for n, s in zip(a.shape, a.strides):
+        if s and n > 1:
+            return False
+    return True
 
 
 def normalize(dev):
@@ -136,6 +155,7 @@ def normalize(dev):
         dev = CPU  # one CPU: 'cpu:0' tensors live on 'cpu', as torch's
     elif dev.type not in ("cpu", "cuda"):
         array_module(dev)
+        dev = META
     return dev
 
 

@@ -10,9 +10,9 @@ builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _b
 class dtype:
     """A tensor element type, named as torch names it (``ember.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_rank", "_kind")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_rank", "_kind", "_bare")
 
-    def __init__(self, name, np_dtype, kind, rank):
+    def __init__(self, name, np_dtype, kind, rank, bare=False):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
@@ -21,6 +21,7 @@ class dtype:
         self.is_signed = kind != "u" and kind != "b"
         self._kind = kind
         self._rank = rank
+        self._bare = bare  # torch's barebones types (uint16/32/64, float8): few kernels, promotion refused
 
     def __repr__(self):
         return "ember." + self.name
@@ -34,7 +35,7 @@ class dtype:
 
     def to_complex(self):
         """The complex dtype of a floating dtype (complex64 for the half types, as complex32 does not exist here)."""
-        if not (self.is_floating_point or self.is_complex):
+        if not (self.is_floating_point or self.is_complex) or self._bare:
             raise RuntimeError(f"Unknown Complex ScalarType for {scalar_name(self)}")
         return complex128 if self is float64 or self is complex128 else complex64
 
@@ -52,24 +53,46 @@ float32 = dtype("float32", np.float32, "f", 2)
 float64 = dtype("float64", np.float64, "f", 3)
 complex64 = dtype("complex64", np.complex64, "c", 2)
 complex128 = dtype("complex128", np.complex128, "c", 3)
+uint16 = dtype("uint16", np.uint16, "u", 2, True)
+uint32 = dtype("uint32", np.uint32, "u", 3, True)
+uint64 = dtype("uint64", np.uint64, "u", 4, True)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, "f", 0, True)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, "f", 0, True)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, "f", 0, True)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, "f", 0, True)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
+       uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
 _FROM_NP = {d.np: d for d in ALL}
+FLOAT8_NP = frozenset(d.np for d in FLOAT8)
+ML_NP = FLOAT8_NP | {bfloat16.np}  # the ml_dtypes types (their NumPy kind varies: 'V' or 'f')
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def check_device(dt, device):
+    """Raises a TypeError for a dtype the device's array module cannot hold (CuPy has no float8 types)."""
+    if device.type == "cuda" and dt in FLOAT8:
+        raise TypeError(f"{dt} is not supported on CUDA: CuPy has no float8 arrays")
 
 _default = [float32]
 
 
 _SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                  "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+                 "uint64": "UInt64", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+                 "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz"}
 _C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
             "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-            "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+            "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+            "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "float8_e4m3fn": "c10::Float8_e4m3fn",
+            "float8_e5m2": "c10::Float8_e5m2", "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
+            "float8_e5m2fnuz": "c10::Float8_e5m2fnuz"}
 
 
 def scalar_name(d):
@@ -112,7 +135,9 @@ class finfo:
         d = d.to_real()
         info = ml_dtypes.finfo(d.np)
         self.bits = info.bits
-        self.eps, self.max, self.min = builtins_float(info.eps), builtins_float(info.max), builtins_float(info.min)
+        # torch's numeric_limits<Float8_e5m2fnuz>::epsilon() is 2 ** -3, not the type's 2 ** -2
+        self.eps = 0.125 if d is float8_e5m2fnuz else builtins_float(info.eps)
+        self.max, self.min = builtins_float(info.max), builtins_float(info.min)
         self.tiny = self.smallest_normal = builtins_float(info.smallest_normal)
         self.resolution = 10.0 ** -_builtins.int(np.floor(-np.log10(self.eps)))  # 10 ** -decimal digits
         self.dtype = d.name
@@ -152,6 +177,91 @@ class iinfo:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
+def _float8_values(d, target):
+    """The float32 value of each of ``d``'s 256 codes on the way to the NumPy dtype ``target``, NaNs as torch's
+    conversions give them: bit for bit for float32/float64, canonical for bfloat16 (and float16 from the fnuz
+    types), zero for integers from the fnuz types."""
+    codes = np.arange(256, dtype=np.uint8)
+    values = codes.view(d.np).astype(np.float32)
+    bits = values.view(np.uint32)
+    nan = np.isnan(values)
+    sign = (codes.astype(np.uint32) >> 7) << 31
+    fnuz = d is float8_e4m3fnuz or d is float8_e5m2fnuz
+    if target == bfloat16.np or fnuz and target == np.float16:
+        bits[nan] = 0x7FC00000
+    elif fnuz and target.kind in "iu":
+        values[nan] = 0
+    elif d is float8_e4m3fn:  # the mantissa bits move up, exponent all ones
+        bits[nan] = sign[nan] | 0x7FF00000
+    elif d is float8_e5m2:  # widened as float16 would be, with the quiet bit set
+        bits[nan] = sign[nan] | 0x7FC00000 | (codes[nan].astype(np.uint32) & 3) << 21
+    else:  # the fnuz types' one NaN, 0x80, reads as a signalling NaN
+        bits[nan] = 0x7F800001
+    return values
+
+
+_FLOAT8_VALUES = {}
+
+
+def float8_to_float32(xp, x, target):
+    """The float8 array ``x`` as float32 (every float8 value is one), on the way to the NumPy dtype ``target``."""
+    key = (x.dtype, target, xp)
+    table = _FLOAT8_VALUES.get(key)
+    if table is None:
+        table = _FLOAT8_VALUES[key] = xp.asarray(_float8_values(_FROM_NP[x.dtype], target))
+    return table[x.view(xp.uint8)]
+
+
+def float32_to_float8(xp, x, np_dtype):
+    """``x`` (any dtype but float8) as the float8 ``np_dtype``, as torch converts it: through float32, rounding to
+    nearest even; float8_e4m3fn saturates to +-448 (infinities included), float8_e5m2 overflows to inf, the fnuz
+    types to their NaN; a NaN keeps its sign and reads 0x7F (0x80 for fnuz)."""
+    if x.dtype.kind == "c":
+        x = x.real
+    if x.dtype != np.float32:
+        with xp.errstate(invalid="ignore", over="ignore"):
+            x = x.astype(xp.float32)
+    if np_dtype == float8_e4m3fn.np:
+        x = xp.clip(x, -448.0, 448.0)  # NaN stays NaN
+    y = x.astype(np_dtype)
+    if np_dtype == float8_e5m2.np:
+        y.view(xp.uint8)[...] |= xp.isnan(x)  # ml_dtypes writes 0x7E
+    return y
+
+
+# Ops (by ember Function name) that torch's CPU kernels refuse for uint16/32/64, and the few they run for float8
+_UINT_REFUSED = frozenset((
+    "Add", "Sub", "Neg", "Abs", "Sign", "Sgn", "Lt", "Le", "Gt", "Ge", "Extreme", "ArgExtreme", "SelectAlong",
+    "Matmul", "AddMatmul", "Einsum", "LeftShift", "RightShift", "BitwiseNot", "Maximum", "Minimum", "Fmax", "Fmin",
+    "Flip", "Pow", "Clamp", "CumExtreme", "BinCount", "Lerp", "Relu", "Gather", "Scatter", "ScatterAdd",
+    "IndexSelect", "IndexAdd", "IndexCopy", "IndexFill", "IndexPut", "Tril", "Remainder", "Fmod", "FloorDivide",
+    "DivFloor", "DivTrunc", "LogicalNot", "LogicalAnd", "LogicalOr", "LogicalXor", "CountNonzero", "Softmax",
+    "LogSoftmax", "Histc", "SearchSorted", "MaskedScatter", "Where", "Gcd", "Lcm", "Copysign", "Heaviside"))
+_FLOAT8_RUN = frozenset((
+    "Mul", "Abs", "Eq", "Ne", "Matmul", "Clone", "Cat", "Index", "BasicIndex", "IndexPut", "IndexSelect", "Repeat",
+    "Roll", "AllAny", "IsNan", "ConstantPad", "Split", "UnsafeSplit", "UnsafeSplitWithSizes", "Unbind", "To",
+    "Overwrite", "ScatterInto", "ScatterIntoBase", "SliceScatter", "SelectScatter", "ViewScatter", "Relayout",
+    "Resize", "SumToSize"))
+FLOAT8_IN_FLOAT32 = frozenset(("Mul", "Matmul"))  # computed in float32, the result rounded back as torch does
+
+
+def check_kernel(op, d, scalars):
+    """Raises torch's NotImplementedError where its CPU kernel for ``op`` (a Function class) lacks the barebones
+    dtype ``d``; ``scalars``: whether a Python number is an operand (torch's float8 mul refuses one)."""
+    name = op.__name__
+    if op.is_view:
+        return
+    if name == "Var" and d in FLOAT8:
+        raise RuntimeError(f"std_var_all: Unsupported dtype {scalar_name(d)}")
+    if d in FLOAT8:
+        ok = name in _FLOAT8_RUN and not (scalars and name == "Mul") or \
+            d is float8_e5m2 and name in ("IsInf", "IsFinite")
+    else:
+        ok = name not in _UINT_REFUSED
+    if not ok:
+        raise NotImplementedError(f"\"{name.lower()}\" not implemented for '{scalar_name(d)}'")
+
+
 def from_numpy_dtype(np_dtype):
     try:
         return _FROM_NP[np_dtype]
@@ -161,7 +271,7 @@ def from_numpy_dtype(np_dtype):
         except (KeyError, TypeError):
             raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                             "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, "
-                            "int8, uint8, and bool.") from None
+                            "int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 def to_dtype(d):
@@ -189,6 +299,8 @@ def promote_types(a, b):
     """The smallest dtype both ``a`` and ``b`` convert to, by torch's table."""
     if a is b:
         return a
+    if a._bare or b._bare:
+        return _promote_bare(a, b)
     ca, cb = _CATEGORY[a._kind], _CATEGORY[b._kind]
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)
@@ -205,6 +317,19 @@ def promote_types(a, b):
     if a._rank == b._rank:  # float16 with bfloat16
         return float32
     return a if a._rank > b._rank else b
+
+
+def _promote_bare(a, b):
+    """torch promotes float8 with nothing else, and uint16/32/64 only with the floating dtypes."""
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote {scalar_name(a)} and "
+                           f"{scalar_name(b)}")
+    if a.is_floating_point:
+        return a
+    if b.is_floating_point:
+        return b
+    raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                       f"{scalar_name(a)} and {scalar_name(b)}")
 
 
 def _scalar_dtype(x):

@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 
+from . import _dtype
 from ._creation import _number, cast_scalar, check_fill
 from ._tensor import Tensor, check_writable, register, write_inplace
 from .autograd.function import Function
@@ -54,9 +55,9 @@ def write_values(self, value, opname):
             return node.apply(x, v)
         write.__name__ = opname
         return write_inplace(self, write, value)
-    check_writable(self, f"{opname}_()", "more than one element of the written-to tensor refers to a single memory "
-                   "location")
-    assign(self._data, value._data if isinstance(value, Tensor) else value)
+    if not check_writable(self, f"{opname}_()", "more than one element of the written-to tensor refers to a single "
+                          "memory location"):
+        assign(self._data, value._data if isinstance(value, Tensor) else value)
     self._vc[0] += 1
     return self
 
@@ -106,6 +107,8 @@ def copy_(self, src, non_blocking=False):
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
     if src.device is not self.device:
         src = src.to(self.device)
+    if src.dtype is not self.dtype and (src.dtype in _dtype.FLOAT8 or self.dtype in _dtype.FLOAT8):
+        src = src.to(self.dtype)  # torch's float8 rounding, not NumPy's
     return write_values(self, src, "copy")
 
 

@@ -146,7 +146,7 @@ def _tensor_str(a, indent):
         f1 = _Formatter(part.real.astype(np.float64).ravel(), True)
         f2 = _Formatter(part.imag.astype(np.float64).ravel(), True)
         return _tensor_str_with(a, indent, summarize, f1, f2)
-    if a.dtype.kind == "f" or a.dtype == _dtype.bfloat16.np:
+    if a.dtype.kind == "f" or a.dtype in _dtype.ML_NP:
         a = a.astype(np.float64) if a.dtype != np.float64 else a
     part = _summarized(a) if summarize else a
     return _tensor_str_with(a, indent, summarize, _Formatter(part.ravel(), a.dtype.kind == "f"), None)
@@ -174,9 +174,13 @@ def tensor_repr(t, tensor_contents=None):
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    a = t._data if t.device.type == "cpu" else t._data.get()
     default = _dtype.get_default_dtype()
-    if a.size == 0:
+    if t.device.type == "meta":  # no values to print
+        suffixes.append(f"size={tuple(t._data.shape)}")
+        if t.dtype is not default:
+            suffixes.append(f"dtype={t.dtype}")
+        body = "..."
+    elif (a := t._data if t.device.type == "cpu" else t._data.get()).size == 0:
         if a.ndim != 1:
             suffixes.append(f"size={tuple(a.shape)}")
         if t.dtype is not default:

@@ -5,6 +5,7 @@ The CPU generator is NumPy's PCG64; its state (seed, PCG64 state and increment) 
 fresh cuRAND Philox stream keyed by both, then advances the offset. Streams are reproducible, not torch's bits.
 """
 import contextlib
+import functools
 import math
 import os
 import struct
@@ -14,7 +15,7 @@ import numpy as np
 from . import _dtype
 from ._creation import _factory, _finish, _number, _size
 from ._fill import write_values
-from ._device import CPU, array_module, device as _device_cls, normalize
+from ._device import CPU, array_module, device as _device_cls, meta_array, normalize
 from ._tensor import Tensor, register
 from .autograd.function import Function
 from ._ops.memory_format import as_format, laid_out, like_strides
@@ -155,6 +156,29 @@ class _CupySampler:
         return self.rs.permutation(n)
 
 
+class _MetaSampler:
+    """Draws on the meta device: arrays of the drawn shape that hold no values (see ``meta_array``)."""
+
+    def random(self, size, dtype):
+        return meta_array(size, dtype)
+
+    def standard_normal(self, size, dtype):
+        return meta_array(size, dtype)
+
+    def integers(self, low, high, size, dtype=np.int64):
+        return meta_array(size, dtype)
+
+    def poisson(self, lam):
+        return meta_array(np.shape(lam), np.float64)
+
+    def binomial(self, n, p):
+        return meta_array(np.broadcast_shapes(np.shape(n), np.shape(p)), np.int64)
+
+    def permutation(self, n):
+        return meta_array((n,), np.int64)
+
+
+_META_SAMPLER = _MetaSampler()
 default_generator = Generator()
 _cuda_generators = {}
 
@@ -168,6 +192,8 @@ def cuda_generator(index):
 
 
 def _sampler(generator, dev):
+    if dev.type == "meta":
+        return _META_SAMPLER
     if generator is None:
         generator = default_generator if dev.type == "cpu" else cuda_generator(dev.index)
     elif not isinstance(generator, Generator):
@@ -552,6 +578,15 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
 
 
 # -- in-place samplers (Tensor methods) ------------------------------------------------------------------------------
+def _no_data(sample_):
+    """The in-place sampler ``sample_`` as a method that leaves a meta tensor as it is (it holds no values), as
+    torch's does."""
+    @functools.wraps(sample_)
+    def method(self, *args, **kwargs):
+        return self if self.device.type == "meta" else sample_(self, *args, **kwargs)
+    return method
+
+
 def _fill_random(self, arr, opname):
     value = Tensor._make(arr.astype(self.dtype.np, copy=False), self.dtype, self.device)
     return write_values(self, value, opname)
@@ -670,6 +705,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
     return bernoulli(self, p, generator=generator)
 
 
-register(uniform_=uniform_, normal_=normal_, bernoulli_=bernoulli_, random_=random_, exponential_=exponential_,
-         geometric_=geometric_, log_normal_=log_normal_, cauchy_=cauchy_, bernoulli=_bernoulli_method,
+register(uniform_=_no_data(uniform_), normal_=_no_data(normal_), bernoulli_=_no_data(bernoulli_),
+         random_=_no_data(random_), exponential_=_no_data(exponential_), geometric_=_no_data(geometric_),
+         log_normal_=_no_data(log_normal_), cauchy_=_no_data(cauchy_), bernoulli=_bernoulli_method,
          multinomial=multinomial)

@@ -128,8 +128,13 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
+    @property
+    def is_meta(self):
+        """Whether this tensor is on the meta device: shape, dtype and autograd state without data."""
+        return self.device.type == "meta"
+
     def get_device(self):
-        return -1 if self.device.type == "cpu" else self.device.index
+        return self.device.index if self.device.type == "cuda" else -1
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -184,7 +189,8 @@ class Tensor:
         """Strides in elements, as torch counts them."""
         item = self.dtype.itemsize
         st = tuple(s // item for s in self._data.strides)
-        if not any(st) and self._data.size == 0:  # NumPy's empty arrays have zero strides; torch's contiguous ones
+        # NumPy's empty arrays and meta arrays have zero strides; torch's contiguous ones
+        if not any(st) and (self._data.size == 0 or self.device.type == "meta"):
             st = tuple(math.prod(max(n, 1) for n in self._data.shape[i + 1:]) for i in range(self._data.ndim))
         return st if dim is None else st[self._wrap_dim(dim)]
 
@@ -199,12 +205,12 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         """Whether this tensor is laid out densely in ``memory_format`` (row-major by default), judged by strides."""
         if memory_format is None:
-            return self._data.flags.c_contiguous
+            return self._data.flags.c_contiguous or self.device.type == "meta"
         from ._ops.memory_format import is_contiguous_as
         return is_contiguous_as(self, memory_format)
 
     def data_ptr(self):
-        return _address(self._data)
+        return _address(self._data) if self.device.type != "meta" else 0
 
     const_data_ptr = data_ptr
 
@@ -290,9 +296,9 @@ class Tensor:
         if self._requires_grad and not force and grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
-            if not force:
-                raise TypeError(f"can't convert {self.device.type}:{self.device.index} device type tensor to numpy. "
-                                "Use Tensor.cpu() to copy the tensor to host memory first.")
+            if not force or self.device.type == "meta":
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                                "the tensor to host memory first.")
             return self._data.get()
         return self._data
 
@@ -300,7 +306,7 @@ class Tensor:
         """NumPy's conversion protocol: ``np.asarray(t)`` shares this CPU tensor's memory."""
         if self._requires_grad and grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        a = self._data if self.device.type == "cpu" else self._data.get()
+        a = self._data if self.device.type == "cpu" else self.numpy(force=True)
         if dtype is not None and a.dtype != dtype:
             if copy is False:
                 raise ValueError(f"Unable to avoid copy while converting from {a.dtype} to {dtype}.")
@@ -335,14 +341,18 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         v = self._data.reshape(()).item() if self.device.type == "cpu" else self._data.reshape(()).get().item()
-        if self.dtype is _dtype.bfloat16:
+        if self.dtype.np in _dtype.ML_NP:
             v = float(v)
         return v
 
     def tolist(self):
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._data if self.device.type == "cpu" else self._data.get()
-        if a.dtype == _dtype.bfloat16.np:
+        if a.dtype in _dtype.ML_NP:
             a = a.astype(np.float32)
         return a.tolist()
 
@@ -397,7 +407,8 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment.")
-        t = Tensor._make.__func__(type(self), self._data.copy(), self.dtype, self.device, self._requires_grad)
+        data = self._data.copy() if self.device.type != "meta" else self._data
+        t = Tensor._make.__func__(type(self), data, self.dtype, self.device, self._requires_grad)
         if self.grad is not None:
             t.grad = self.grad.__deepcopy__(memo)
         t.__dict__.update({k: copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
@@ -409,7 +420,7 @@ class Tensor:
         return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and self.device.type != "meta":
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -634,13 +645,7 @@ def _rebuild(data, dtype_name, dev, requires_grad):
     return tensor(data, dtype=getattr(_dtype, dtype_name), device=dev, requires_grad=requires_grad)
 
 
-_LEGACY_NAMES = {
-    _dtype.float32: "torch.FloatTensor", _dtype.float64: "torch.DoubleTensor", _dtype.float16: "torch.HalfTensor",
-    _dtype.bfloat16: "torch.BFloat16Tensor", _dtype.int64: "torch.LongTensor", _dtype.int32: "torch.IntTensor",
-    _dtype.int16: "torch.ShortTensor", _dtype.int8: "torch.CharTensor", _dtype.uint8: "torch.ByteTensor",
-    _dtype.bool: "torch.BoolTensor", _dtype.complex64: "torch.ComplexFloatTensor",
-    _dtype.complex128: "torch.ComplexDoubleTensor",
-}
+_LEGACY_NAMES = {d: f"torch.{_dtype.scalar_name(d)}Tensor" for d in _dtype.ALL}
 
 
 def register(*fns, **named):
@@ -673,8 +678,8 @@ def write_inplace(self, fn, *args, **kwargs):
             from ._ops.view import check_inplace_view
             check_inplace_view(self)  # before the write, as torch
         # The op may save its input for backward; give it a snapshot so the write below does not invalidate it.
-        src = Tensor._make(self._data.copy(), self.dtype, self.device, self._requires_grad, self.grad_fn,
-                           self._output_nr)
+        src = Tensor._make(self._data.copy() if self.device.type != "meta" else self._data, self.dtype, self.device,
+                           self._requires_grad, self.grad_fn, self._output_nr)
     out = fn(src, *args, **kwargs)
     _copy_into(self, out, fn.__name__ + "_")
     if recording and out._requires_grad:
@@ -712,10 +717,13 @@ def write_out(result, out):
 
 def check_writable(t, opname, overlap):
     """Raises where ``t``'s array cannot be written: torch's error (``overlap`` says what overlaps) for a broadcast
-    (expanded) view, whose elements share memory, and a read-only error for memory that NumPy marks so."""
+    (expanded) view, whose elements share memory, and a read-only error for memory that NumPy marks so. Returns
+    True for a meta tensor, which has no memory to write, else False."""
     a = t._data
     if getattr(a.flags, "writeable", True):  # CuPy arrays have no such flag
-        return
+        return False
+    if t.device.type == "meta":  # nothing to write: the write succeeds as a no-op, as torch's
+        return True
     if 0 in a.strides and a.size > 1:
         raise RuntimeError(f"unsupported operation: {overlap}. Please clone() the tensor before performing the "
                            "operation.")
@@ -730,12 +738,12 @@ def _copy_into(self, out, opname):
     if out.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    check_writable(self, opname, "more than one element of the written-to tensor refers to a single memory "
-                   "location")
-    if self._data.ndim == 0:
-        self._data[()] = out._data
-    else:
-        self._data[...] = out._data
+    if not check_writable(self, opname, "more than one element of the written-to tensor refers to a single memory "
+                          "location"):
+        if self._data.ndim == 0:
+            self._data[()] = out._data
+        else:
+            self._data[...] = out._data
     self._vc[0] += 1
 
 

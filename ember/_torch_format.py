@@ -25,12 +25,9 @@ _MAGIC, _LEGACY_PROTOCOL = 0x1950A86A20F9469CFC6C, 1001
 _ADVICE = ("ember loads only tensors, Parameters, dtypes, sizes, devices and plain containers from PyTorch files "
            "(as torch.load(weights_only=True) does) and never runs code from them; save a state_dict "
            "(torch.save(model.state_dict(), path)) rather than a whole model or other objects")
-_STORAGE_DTYPES = {"Double": _dtype.float64, "Float": _dtype.float32, "Half": _dtype.float16,
-                   "BFloat16": _dtype.bfloat16, "Long": _dtype.int64, "Int": _dtype.int32, "Short": _dtype.int16,
-                   "Char": _dtype.int8, "Byte": _dtype.uint8, "Bool": _dtype.bool,
-                   "ComplexFloat": _dtype.complex64, "ComplexDouble": _dtype.complex128}
+_STORAGE_DTYPES = {_dtype.scalar_name(d): d for d in _dtype.ALL}  # torch.FloatStorage, torch.UInt16Storage, ...
 _DTYPES = {d.name: d for d in _dtype.ALL}
-# dtypes and storages torch has and ember has not: uint16..64, int1..7, float8/4 formats, complex32, quantized
+# dtypes and storages torch has and ember has not: int1..7, float8_e8m0fnu, float4, complex32, quantized
 _OTHER_DTYPE = re.compile(r"u?int\d+|float[48]_\w+|complex32|chalf|bits\w+|q(u?int|int)\w*|Q\w+Storage|"
                           r"ComplexHalfStorage")
 # what torch's weights_only loader admits and ember cannot hold
@@ -164,7 +161,11 @@ def _view(xp, flat, offset, size, stride, conj=False, neg=False):
     else:
         # a size-1 dimension may carry any stride; clamp it so the byte stride cannot overflow
         strides = tuple((st if n > 1 else min(st, flat.size)) * flat.itemsize for n, st in zip(size, stride))
-        out = xp.lib.stride_tricks.as_strided(flat[offset:], size, strides)
+        if flat.dtype in _dtype.ML_NP:  # as_strided cannot read their array interface (float8_e5m2: '<f1')
+            out = xp.lib.stride_tricks.as_strided(flat[offset:].view(f"u{flat.itemsize}"), size, strides)
+            out = out.view(flat.dtype)
+        else:
+            out = xp.lib.stride_tricks.as_strided(flat[offset:], size, strides)
     if conj:
         out = xp.conj(out)
     if neg:

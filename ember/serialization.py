@@ -29,7 +29,9 @@ _MAX_INDEX_BYTES = 64 << 20
 # safetensors.deserialize (the function it is built on) with the complete table.
 _ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "I32": np.int32, "I64": np.int64,
               "F16": np.float16, "BF16": ml_dtypes.bfloat16, "F32": np.float32, "F64": np.float64,
-              "C64": np.complex64}
+              "C64": np.complex64, "U16": np.uint16, "U32": np.uint32, "U64": np.uint64,
+              "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2,
+              "F8_E4M3FNUZ": ml_dtypes.float8_e4m3fnuz, "F8_E5M2FNUZ": ml_dtypes.float8_e5m2fnuz}
 
 
 def _encode(obj, path, tensors, names):

@@ -1,6 +1,8 @@
 """Moving a tensor to another dtype or device."""
+import numpy as np
+
 from .. import _dtype
-from .._device import CPU, array_module, normalize
+from .._device import CPU, META, array_module, meta_array, normalize
 from ..autograd.function import Function
 
 
@@ -8,6 +10,11 @@ class To(Function):
     @staticmethod
     def forward(ctx, x, dtype, device, copy):
         ctx.src = (ctx._device, x.dtype)
+        if device is META or ctx._device is META:
+            if device is not META:
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            ctx._device = META
+            return meta_array(x.shape, dtype.np)
         if device is not ctx._device:
             if device is CPU:
                 x = x.get()
@@ -16,10 +23,10 @@ class To(Function):
             else:
                 with array_module(device).cuda.Device(device.index):
                     x = array_module(device).asarray(x)
-            ctx._device = device  # outputs (and gradients flowing back into them) live on the new device
+            ctx._device, ctx.xp = device, array_module(device)  # outputs (and their gradients) live on the new device
         if x.dtype == dtype.np:
             return x.copy() if copy else x
-        return _cast(ctx.xp if device is ctx.src[0] else array_module(device), x, dtype.np)
+        return _cast(ctx.xp, x, dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -31,11 +38,18 @@ class To(Function):
 
 def _cast(xp, x, np_dtype):
     """``x.astype(np_dtype)`` with torch's results where C leaves them undefined (NaN/inf/out-of-range floats to
-    small integers go through int32, as torch's CPU kernels do) and without NumPy's warnings."""
+    small integers go through int32, as torch's CPU kernels do) and without NumPy's warnings. float8 converts
+    through float32, by torch's rules."""
+    if x.dtype in _dtype.FLOAT8_NP:
+        x = _dtype.float8_to_float32(xp, x, np_dtype)
+        if x.dtype == np_dtype:
+            return x
+    if np_dtype in _dtype.FLOAT8_NP:
+        return _dtype.float32_to_float8(xp, x, np_dtype)
     if x.dtype.kind not in "iub" and np_dtype.kind in "iu" and np_dtype.itemsize < 4:
-        with xp.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # CuPy has no errstate: it never warns
             x = x.astype(xp.int32)
-    with xp.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(np_dtype)
 
 
@@ -44,4 +58,5 @@ def to_device_dtype(x, dtype, device, copy):
     device = x.device if device is None else normalize(device)
     if dtype is x.dtype and device is x.device and not copy:
         return x
+    _dtype.check_device(dtype, device)
     return To.apply(x, dtype=dtype, device=device, copy=copy)

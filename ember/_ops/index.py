@@ -367,8 +367,11 @@ def _setitem(self, key, value):
         value = _fit_value(value.to(self.dtype), _region_shape(self, basic, dims, indices), bool(dims))
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
-    check_writable(self, "index_put_", "some elements of the input tensor and the written-to tensor refer to a "
-                   "single memory location")
+    elif self.dtype in _dtype.FLOAT8:
+        value = _dtype.float32_to_float8(np, np.asarray(value), self.dtype.np)[()]  # torch's rounding
+    if check_writable(self, "index_put_", "some elements of the input tensor and the written-to tensor refer to a "
+                      "single memory location"):
+        return
     is_tensor = isinstance(value, Tensor)
     if grad_enabled() and (self._requires_grad or is_tensor and value._requires_grad):
         if self._requires_grad and self.grad_fn is None:

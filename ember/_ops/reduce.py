@@ -21,14 +21,7 @@ from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function, direct_result
 from .view import Expand, reshape
 
-_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _tname(dtype):
-    """The name torch's messages give a dtype (``Long`` for int64)."""
-    return _TORCH_NAMES[dtype.name]
+_tname = _dtype.scalar_name  # the name torch's messages give a dtype (``Long`` for int64)
 
 
 _EVERY_DIM = tuple(range(64))  # sliced: cheaper than building tuple(range(ndim)) on every call

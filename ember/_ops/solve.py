@@ -7,6 +7,8 @@ ops, so they differentiate again.
 __all__ = ["det", "logdet", "slogdet", "inverse"]
 import math
 
+import numpy as np
+
 from .. import _dtype
 from .._creation import zeros
 from .._tensor import register, write_out
@@ -311,7 +313,7 @@ def _back_substitute(xp, T, B):
     """Back substitution with no singularity check, so that a zero pivot gives inf and nan as in torch."""
     n = T.shape[-1]
     X = xp.zeros(xp.broadcast_shapes(T.shape[:-2], B.shape[:-2]) + B.shape[-2:], xp.result_type(T, B))
-    with xp.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # CuPy has no errstate: it never warns
         for i in range(n - 1, -1, -1):
             acc = xp.matmul(T[..., i:i + 1, i + 1:], X[..., i + 1:, :])[..., 0, :]
             X[..., i, :] = (B[..., i, :] - acc) / T[..., i, i:i + 1]

@@ -13,13 +13,15 @@ import weakref
 import numpy as np
 
 from .. import _dtype
-from .._device import CPU, array_module
+from .._device import CPU, META, array_module, meta_array
+from .._meta import meta_forward
 from .grad_mode import grad_enabled, no_grad
 
 _FROM_NP = _dtype._FROM_NP
 _F16, _BF16 = _dtype.float16, _dtype.bfloat16
 _HALVES = frozenset((_F16, _BF16))
 _INTEGERS = frozenset(d for d in _dtype.ALL if not (d.is_floating_point or d.is_complex))  # bool included
+_BARE = frozenset(d for d in _dtype.ALL if d._bare)  # uint16/32/64 and float8: checked against torch's kernels
 _FLOAT32 = np.dtype(np.float32)
 _ndarray = np.ndarray
 _new = object.__new__
@@ -225,6 +227,7 @@ def _dispatcher(cls):
     """``cls.apply(*inputs, **params)``: the dispatch path. Made per class, as a function over ``cls``, so that a
     call binds no classmethod (a measurable share of a small op's cost); the class flags are read here, once."""
     cast_dtypes = (_HALVES if cls.half_in_float32 else frozenset()) | (_INTEGERS if cls.int_to_float else frozenset())
+    cast_dtypes |= _BARE
     is_view = cls.is_view
 
     def apply(*inputs, **params):
@@ -238,7 +241,7 @@ def _dispatcher(cls):
                 if dev is None:
                     dev, dt = x.device, x.dtype
                 elif x.device is not dev:
-                    _device_mismatch(cls, inputs)
+                    return apply(*_common_device(cls, inputs), **params)
                 elif x.dtype is not dt:
                     mixed = True
                 if x._requires_grad:
@@ -249,9 +252,12 @@ def _dispatcher(cls):
                     scalars = True
         if scalars and _has_numpy_value(inputs):
             return apply(*_from_numpy_values(inputs), **params)
+        forward = cls.forward
         if dev is not CPU and dev is not None:
             ctx.xp = array_module(dev)
             ctx._device = dev
+            if dev is META:
+                forward = meta_forward(cls)
         back = None  # the half dtype whose float32 results are rounded back
         if mixed or scalars or dt in cast_dtypes:
             arrays, back = _cast_inputs(cls, inputs, arrays, dt, mixed, scalars)
@@ -273,17 +279,17 @@ def _dispatcher(cls):
         # Positional calls for one or two inputs: unpacking a list costs as much as a small op's arithmetic.
         n = len(arrays)
         if n == 1:
-            raw = cls.forward(ctx, arrays[0], **params) if params else cls.forward(ctx, arrays[0])
+            raw = forward(ctx, arrays[0], **params) if params else forward(ctx, arrays[0])
         elif n == 2 and not params:
-            raw = cls.forward(ctx, arrays[0], arrays[1])
+            raw = forward(ctx, arrays[0], arrays[1])
         else:
-            raw = cls.forward(ctx, *arrays, **params)
+            raw = forward(ctx, *arrays, **params)
 
         if type(raw) is tuple:
             return _outputs(ctx, raw, back, needs, inputs, arrays, params)
         o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)  # NumPy returns scalars for 0-d results
         if back is not None and o.dtype == _FLOAT32:
-            o = o.astype(back.np)
+            o = _round_back(ctx, o, back)
         odt = o.dtype  # mostly the inputs' dtype: an identity test is cheaper than the table's lookup
         d = dt if dt is not None and odt is dt.np else _FROM_NP.get(odt) or _dtype.from_numpy_dtype(odt)
         t = _new(Tensor)  # Tensor._make, inline: this is the hot path
@@ -336,7 +342,7 @@ def _output(ctx, raw, back, needs, nr):
     """Output ``nr`` of ``ctx``'s forward (``raw``, an array or a NumPy scalar) as a Tensor."""
     o = raw if type(raw) is _ndarray else _as_array(ctx.xp, raw)
     if back is not None and o.dtype == _FLOAT32:
-        o = o.astype(back.np)
+        o = _round_back(ctx, o, back)
     d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
     diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
     return Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
@@ -348,22 +354,41 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
     None)."""
     if dt is None:
         return arrays, None
+    if dt._bare:
+        rt = _dtype.result_type(*inputs) if cls.promote and (mixed or scalars) else dt
+        if rt._bare:
+            _dtype.check_kernel(cls, rt, scalars)
+            if rt.is_floating_point and cls.__name__ in _dtype.FLOAT8_IN_FLOAT32:
+                return [_dtype.float8_to_float32(np, a, _FLOAT32) if isinstance(x, Tensor) else a
+                        for x, a in zip(inputs, arrays)], rt
     if cls.promote and (mixed or scalars and not _scalars_fit(inputs, dt)):
         rt = _dtype.result_type(*inputs)
         half = cls.half_in_float32 and (rt is _F16 or rt is _BF16)
         npdt = _FLOAT32 if half else rt.np
-        return [(x._data if x._data.dtype == npdt else x._data.astype(npdt)) if isinstance(x, Tensor) else x
+        return [(x._data if x._data.dtype == npdt else _astype(x, npdt)) if isinstance(x, Tensor) else x
                 for x in inputs], (rt if half else None)
     if cls.int_to_float and not (dt.is_floating_point or dt.is_complex):
         npdt = _dtype._default[0].np
-        return [x._data.astype(npdt) if isinstance(x, Tensor) else x for x in inputs], None
+        return [_astype(x, npdt) if isinstance(x, Tensor) else x for x in inputs], None
     back = None
     if cls.half_in_float32 and (mixed or dt is _F16 or dt is _BF16):
         for i, x in enumerate(inputs):
             if isinstance(x, Tensor) and (x.dtype is _F16 or x.dtype is _BF16):
                 back = back or x.dtype
-                arrays[i] = x._data.astype(_FLOAT32)
+                arrays[i] = _astype(x, _FLOAT32)
     return arrays, back
+
+
+def _round_back(ctx, o, back):
+    """A float32 result ``o`` of a half (or float8) input rounded back to its dtype ``back``."""
+    if ctx._device is META:
+        return meta_array(o.shape, back.np)
+    return o.astype(back.np) if back.itemsize == 2 else _dtype.float32_to_float8(ctx.xp, o, back.np)
+
+
+def _astype(x, npdt):
+    """``x``'s array cast to ``npdt``; a meta tensor's without computing."""
+    return x._data.astype(npdt) if x.device is not META else meta_array(x._data.shape, npdt)
 
 
 def _has_numpy_value(inputs):
@@ -457,7 +482,7 @@ def direct_view(cls, src, o, params):
 def direct_result(cls, src, o, params):
     """As :func:`direct_view`, for ``o`` a new NumPy array (or scalar) of ``src``'s dtype: the hot path of small
     reductions. ``o`` is not used while ``apply`` is traced or anomaly detection is on."""
-    t = _direct(cls, src, o if type(o) is _ndarray else np.asarray(o), params)
+    t = _direct(cls, src, o if type(o) is _ndarray or src.device.type != "cpu" else np.asarray(o), params)
     if t is None:
         return cls.apply(src, **params)
     t._vc = [0]
@@ -617,6 +642,19 @@ def rebind_saved_output(out, target):
 
 def _short_name(fn):
     return re.sub(r"Backward\d*$", "", fn.name())
+
+
+def _common_device(cls, inputs):
+    """The inputs of a call mixing meta tensors with 0-d CPU ones, which take part as scalars do (torch's rule),
+    on the meta device; raises for any other mix of devices."""
+    devs = [x.device for x in inputs if isinstance(x, Tensor) and not (x.device is CPU and x._data.ndim == 0)]
+    if META not in devs:
+        _device_mismatch(cls, inputs)
+    for d in devs:
+        if d is not META:
+            raise RuntimeError(f"Tensor on device {d} is not on the expected device {devs[0]}!"
+                               if devs[0] is META else f"Tensor on device meta is not on the expected device {d}!")
+    return [x.to(META) if isinstance(x, Tensor) and x.device is CPU else x for x in inputs]
 
 
 def _device_mismatch(cls, inputs):

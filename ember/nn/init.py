@@ -12,12 +12,14 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
 
 
 def _write(tensor, value):
-    """Writes ``value`` (an array or a number) into ``tensor``'s memory as an in-place op does."""
+    """Writes ``value`` (an array or a number) into ``tensor``'s memory as an in-place op does (a meta tensor has
+    none: nothing is written)."""
     arr = tensor._data
-    if arr.ndim == 0:
-        arr[()] = value
-    else:
-        arr[...] = value
+    if not tensor.is_meta:
+        if arr.ndim == 0:
+            arr[()] = value
+        else:
+            arr[...] = value
     tensor._bump()
     return tensor
 
@@ -77,6 +79,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
+    if tensor.is_meta:
+        return tensor
     with no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
@@ -107,6 +111,8 @@ def eye_(tensor):
     """Fills the 2-D ``tensor`` with the identity matrix."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     return _write(tensor, _xp(tensor).eye(*tensor.shape, dtype=tensor._data.dtype))
 
 
@@ -121,6 +127,8 @@ def dirac_(tensor, groups=1):
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
     min_dim = min(out_per_group, sizes[1])
+    if tensor.is_meta:
+        return tensor
     arr = tensor._data
     arr[...] = 0
     centre = tuple(s // 2 for s in sizes[2:])
@@ -197,7 +205,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     ``gain``, from the QR decomposition of a Gaussian matrix."""
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     from .._creation import empty
     rows = tensor.size(0)
@@ -223,6 +231,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     from .. import randperm
     rows, cols = tensor.shape
+    if tensor.is_meta:
+        return tensor
     num_zeros = math.ceil(sparsity * rows)
     normal_(tensor, 0, std, generator)
     arr = tensor._data

@@ -256,7 +256,8 @@ class Optimizer:
                     new = self._init_state(p, group)
                     if new is not None:  # optimizers without state (plain SGD) keep ``self.state`` empty
                         state = self.state[p] = new
-                work.append((p, grad, state, group))
+                if not p.is_meta:  # a meta parameter has no values to update
+                    work.append((p, grad, state, group))
         _run_updates(self._update, work)
         for p, *_ in work:
             p._vc[0] += 1  # an in-place write, as autograd sees it

@@ -59,7 +59,7 @@ SAFETENSORS = {
     "shape_huge": st_bytes({"a": tensor(shape=(2**40, 2**40))}, b"\0" * 8),
     "shape_overflows": st_bytes({"a": tensor(shape=(2**63, 2**63, 4))}, b"\0" * 8),
     "dtype_unknown": st_bytes({"a": tensor(dtype="F99")}, b"\0" * 8),
-    "dtype_ember_lacks": st_bytes({"a": tensor(dtype="F8_E4M3", offsets=(0, 2))}, b"\0" * 2),
+    "dtype_ember_lacks": st_bytes({"a": tensor(dtype="F8_E8M0", offsets=(0, 2))}, b"\0" * 2),
     "dtype_missing": st_bytes({"a": {"shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8),
     "data_truncated": GOOD[:-3],
     "data_missing": GOOD[:8 + HEADER_LEN],

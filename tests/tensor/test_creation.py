@@ -113,7 +113,7 @@ def test_from_numpy_errors_and_readonly_warning():
     for bad in ("np.arange(4)[::-1]", "np.arange(4, dtype='>i4')", "[1]"):
         same_error(lambda: ember.from_numpy(eval(bad)), lambda: torch.from_numpy(eval(bad)))
     with pytest.raises(TypeError, match="can't convert np.ndarray of type"):
-        ember.from_numpy(np.arange(3, dtype=np.uint16))
+        ember.from_numpy(np.arange(3, dtype=np.longdouble))
     ro = np.arange(3.)
     ro.flags.writeable = False
     with pytest.warns(UserWarning, match="The given NumPy array is not writable"):

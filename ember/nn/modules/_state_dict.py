@@ -43,12 +43,14 @@ def _as_tensor(value):
 
 
 def _copy_(dst, src):
-    """Copies ``src`` into ``dst``'s memory, converting dtype and device (``dst.copy_(src)``)."""
+    """Copies ``src`` into ``dst``'s memory, converting dtype and device (``dst.copy_(src)``); a meta ``dst`` has
+    none (nothing is copied)."""
     src = src.to(device=dst.device, dtype=dst.dtype)
-    if dst._data.ndim == 0:
-        dst._data[()] = src._data
-    else:
-        dst._data[...] = src._data
+    if not dst.is_meta:
+        if dst._data.ndim == 0:
+            dst._data[()] = src._data
+        else:
+            dst._data[...] = src._data
     dst._bump()
 
 
@@ -142,6 +144,11 @@ def load_from_state_dict(module, state_dict, prefix, local_metadata, strict, mis
                             input_param.requires_grad_(param.requires_grad)
                     setattr(module, name, input_param)
                 else:
+                    if param.is_meta and not input_param.is_meta:
+                        warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                                      "parameter in the current model, which is a no-op. (Did you mean to pass "
+                                      "`assign=True` to assign items in the state dictionary to their corresponding "
+                                      "key in the module instead of copying them in place?)", stacklevel=2)
                     _copy_(param, input_param)
         except Exception as ex:
             error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '

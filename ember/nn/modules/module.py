@@ -471,22 +471,30 @@ class Module:
 
     def _apply(self, fn, recurse=True):
         """Applies ``fn`` to every parameter, gradient and buffer. Parameters keep their identity: their data is
-        replaced, so optimizers holding them stay valid."""
+        replaced, so optimizers holding them stay valid; as in torch, a move onto or off the meta device makes new
+        Parameters instead."""
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 applied = fn(param)
+            out = param
             if applied is not param:
-                param.data = applied
-            if param.grad is not None:
+                if applied.is_meta == param.is_meta:
+                    param.data = applied
+                else:
+                    out = self._parameters[key] = Parameter(applied, param.requires_grad)
+            grad = param.grad
+            if grad is not None:
                 with no_grad():
-                    grad_applied = fn(param.grad)
-                if grad_applied is not param.grad:
-                    param.grad.data = grad_applied
+                    grad_applied = fn(grad)
+                if grad_applied.is_meta != grad.is_meta:
+                    out.grad = grad_applied.requires_grad_(grad.requires_grad)
+                elif grad_applied is not grad:
+                    grad.data = grad_applied
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
