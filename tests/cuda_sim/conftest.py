@@ -1,0 +1,22 @@
+"""Every test here runs with the CuPy stand-in installed as ``cupy``/``cupyx`` and ember's cached CuPy reset; both are
+undone after each test, so no other test ever sees it."""
+import sys
+
+import pytest
+
+import ember
+from ember import _device, _random
+
+from . import fake_cupy
+
+@pytest.fixture(autouse=True)
+def cupy_stand_in(monkeypatch):
+    for name in [n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name, module in fake_cupy.modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(_device, "_cupy", None)
+    monkeypatch.setattr(_random, "_cuda_generators", {})
+    assert ember.cuda.is_available()
+    yield sys.modules["cupy"]
+    ember.set_default_device(None)
