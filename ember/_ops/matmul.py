@@ -6,9 +6,10 @@ import string
 
 from .. import _autocast, _dtype
 from .._autocast import input_precision, lower_precision_inputs
-from .._device import array_module
+from .._device import CPU, array_module
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_enabled
 from .reduce import sum as _sum
 from .view import broadcast_pair, reshape
 
@@ -160,8 +161,16 @@ def _matmul_op(self, other):
     sa, sb = self._data.shape, other._data.shape
     if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and self.dtype is other.dtype is not _BOOL and \
             _autocast_state() is None:
+        if self.dtype in _BLAS_FLOATS and self.device is other.device is CPU and sa[0] * sb[1] <= _DOT_MAX and \
+                not ((self._requires_grad or other._requires_grad) and grad_enabled()) and \
+                getattr(Matmul.apply, "dispatches", None) is Matmul:
+            # a small product with no graph to record (the dispatch, not the product, is then most of the cost)
+            return Tensor._make(self._data.dot(other._data), self.dtype, CPU)
         return Matmul.apply(self, other)  # matmul's common case, one call less
     return matmul(self, other)
+
+
+_BLAS_FLOATS = frozenset((_dtype.float32, _dtype.float64))
 
 
 def _rmatmul(self, other):
