@@ -90,13 +90,15 @@ def large(n=64 * 1024 * 1024):
         "tanh": (lambda: ex.tanh(), lambda: tx.tanh()),
         "var": (lambda: ex.var(), lambda: tx.var()),
     }
+    for _ in range(10):  # a fresh process's first large allocations fault their pages in slowly (a VM's memory)
+        ex + ey, tx + ty
     for name, (fe, ft) in cases.items():
         times = []
         for fn in (fe, ft):
             # after the other library's turn its idle threads spin for a while, taking the cores this one needs
             # (the first ember op after a torch op ran up to 2x slower without the pause)
             time.sleep(0.2)
-            times.append(best_time(fn, repeat=3, number=2))
+            times.append(best_time(fn, repeat=6, number=1))
         row(name, *times, "ms", 1e3, speed=True)
 
 
