@@ -18,6 +18,7 @@ from ._fill import write_values
 from ._device import CPU, array_module, device as _device_cls, meta_array, normalize
 from ._tensor import Tensor, register
 from .autograd.function import Function
+from .autograd.grad_mode import grad_enabled
 from ._ops.memory_format import as_format, laid_out, like_strides
 from ._ops.view import broadcast_pair
 
@@ -603,7 +604,13 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         raise RuntimeError(f"from is out of bounds for {_dtype.c_name(self.dtype)}")
     if not (info.min <= to <= info.max):
         raise RuntimeError(f"to is out of bounds for {_dtype.c_name(self.dtype)}")
-    u = _sampler(generator, self.device).random(self.shape, _float_work(self.dtype))
+    sampler = _sampler(generator, self.device)
+    out = _drawn_in_place(self)
+    if out is not None:  # the same draws and arithmetic as below, in the tensor's own memory
+        sampler.random(dtype=out.dtype, out=out)
+        _scale_in_place(self, out, to - from_, from_)
+        return self
+    u = sampler.random(self.shape, _float_work(self.dtype))
     return _fill_random(self, u * (to - from_) + from_, "uniform")
 
 
@@ -612,8 +619,36 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _need_float(self.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    z = _sampler(generator, self.device).standard_normal(self.shape, _float_work(self.dtype))
+    sampler = _sampler(generator, self.device)
+    out = _drawn_in_place(self)
+    if out is not None:
+        sampler.standard_normal(dtype=out.dtype, out=out)
+        _scale_in_place(self, out, std, mean)
+        return self
+    z = sampler.standard_normal(self.shape, _float_work(self.dtype))
     return _fill_random(self, z * std + mean, "normal")
+
+
+def _drawn_in_place(self):
+    """The array of a CPU float32/float64 tensor whose samples can be drawn straight into its memory (dense and
+    writable, no write to record in a graph), else None."""
+    a = self._data
+    if self.device is not CPU or self.dtype not in _DRAWN_IN_PLACE or not a.flags.c_contiguous or \
+            not a.flags.writeable or (self._requires_grad and grad_enabled()):
+        return None
+    return a
+
+
+def _scale_in_place(self, out, scale, shift):
+    """``out * scale + shift`` in place (skipping the identity steps), and the in-place write counted."""
+    if scale != 1:
+        out *= scale
+    if shift != 0:
+        out += shift
+    self._vc[0] += 1
+
+
+_DRAWN_IN_PLACE = frozenset((_dtype.float32, _dtype.float64))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):

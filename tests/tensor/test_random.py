@@ -354,3 +354,14 @@ def test_result_dtypes_match_torch():
         e = eval(f"ember.{call.format(m='ember')}", {"ember": ember, "O": ember.ones, "Z": ember.zeros})
         t = eval(f"torch.{call.format(m='torch')}", {"torch": torch, "O": torch.ones, "Z": torch.zeros})
         assert torch_dtype(e.dtype) == t.dtype and tuple(e.shape) == tuple(t.shape), call
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+@pytest.mark.parametrize("draw", [lambda t: t.normal_(1.5, 0.25), lambda t: t.uniform_(-2.0, 3.0)])
+def test_in_place_draws_into_dense_memory_match_strided_ones(dtype, draw):
+    ember.manual_seed(7)
+    dense = draw(ember.empty(40, 3, dtype=dtype))  # drawn straight into the tensor's memory
+    ember.manual_seed(7)
+    strided = draw(ember.empty(3, 40, dtype=dtype).t())  # drawn, then written through the view
+    np.testing.assert_array_equal(dense.numpy(), strided.numpy())
+    assert dense._version == 1 and dense.std().item() > 0
