@@ -5,7 +5,7 @@ __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_en
            "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "multi_margin_loss",
            "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
-           "triplet_margin_with_distance_loss", "ctc_loss"]
+           "triplet_margin_with_distance_loss", "ctc_loss", "linear_cross_entropy"]
 import math
 import warnings
 
@@ -14,12 +14,14 @@ from ..._autocast import float32_inputs
 from ..._creation import arange, tensor
 from ..._device import array_module
 from ..._ops.binary import _where
+from ..._ops.linear_cross_entropy import LinearCrossEntropy
 from ..._ops.nn_loss import CTC, BinaryCrossEntropy, ClassNLL
 from ..._ops.reduce import _tname
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
+from .linear import linear as _linear
 
 
 def legacy_reduction(size_average, reduce, stacklevel=3):
@@ -167,6 +169,83 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     if input.numel() == 0:
         return -prod.sum() * math.nan
     return -prod.sum() / (input.numel() / c)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """Cross entropy of the logits ``linear(input, linear_weight, linear_bias)`` and ``target``.
+
+    With ``options=None`` this is ``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` (an
+    ``ignore_index`` of ``None`` meaning -100). With :class:`~ember.nn.LinearCrossEntropyOptions` the batch is
+    processed in chunks of rows and the ``(N, C)`` logits are never materialised; configurations the chunked path
+    lacks (K-dimensional loss, label smoothing, probability targets) fall back to the reference with a warning.
+
+    Args:
+        linear_weight: ``(C, in_features)``, or ``(C, d_1, ..., d_K, in_features)`` for a K-dimensional loss.
+        linear_bias: ``(C,)`` or ``(C, d_1, ..., d_K)``.
+        weight: a rescaling weight per class.
+        ignore_index: a class index that counts for nothing; only for class-index targets.
+        options: selects the chunked path and its chunk size.
+
+    Shape:
+        - Input: ``(in_features)`` or ``(N, in_features)``.
+        - Target: class indices ``()``, ``(N)`` or ``(N, d_1, ..., d_K)``, or class probabilities of the logits'
+          shape ``(N, C, d_1, ..., d_K)``.
+
+    Example::
+
+        >>> F.linear_cross_entropy(ember.ones(1, 2), ember.zeros(3, 2), ember.tensor([1]))
+        tensor(1.0986)
+    """
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    num_batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {linear_weight.shape[-1]}, respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        chunked = (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
+                   and target.dtype is _dtype.int64)
+        if not chunked:
+            warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                          "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). "
+                          f"Got reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype="
+                          f"{target.dtype}, out_features={out_features}, tracing=False, linear_bias.shape="
+                          f"{None if linear_bias is None else tuple(linear_bias.shape)}.", stacklevel=2)
+        else:
+            x, t = (input, target) if num_batches else (input.unsqueeze(0), target.unsqueeze(0))
+            if t.ndim != 1 or t.shape[0] != x.shape[0]:
+                raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                                 f"({t.shape[0] if t.ndim else 0}).")
+            options = options._adjust(x.shape[0], in_features, num_classes, x.dtype, x.device)
+            halves = x.dtype in (_dtype.float16, _dtype.bfloat16)
+            if options.acc_dtype is not x.dtype and not (halves and options.acc_dtype is _dtype.float32):
+                raise RuntimeError(f"linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs, "
+                                   f"but got {options.acc_dtype} acc_dtype and {x.dtype} inputs.")
+            loss = LinearCrossEntropy.apply(x, linear_weight, t, linear_bias, weight, reduction=reduction,
+                                            ignore_index=ignore_index, chunk=options.batch_chunk_size,
+                                            allow_retain_graph=options.allow_retain_graph)
+            return loss if num_batches else loss.squeeze(0)
+    if out_features:
+        linear_weight = linear_weight.reshape(math.prod(out_features, start=num_classes), in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = _linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)
 
 
 @float32_inputs

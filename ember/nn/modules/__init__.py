@@ -16,6 +16,7 @@ from .transformer import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .conv import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403

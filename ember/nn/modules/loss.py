@@ -3,12 +3,15 @@
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
            "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+           "LinearCrossEntropyLoss"]
+import math
 import warnings
 
 from .. import functional as F
 from ..functional.loss import legacy_reduction
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 
@@ -92,6 +95,54 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of ``target`` and the logits of a linear layer of ``input``; see
+    :func:`F.linear_cross_entropy`. The layer is ``self.linear``, a :class:`Linear` with flat storage
+    ``(C * prod(out_features), in_features)``, reshaped to ``(C, *out_features, in_features)`` in forward.
+
+    Args:
+        in_features (int): size of each input sample.
+        num_classes (int): number of classes ``C``.
+        out_features (tuple[int]): ``(d_1, ..., d_K)`` for a K-dimensional loss. Default: ``()``
+        bias (bool): whether the linear layer adds a learnable bias. Default: ``False``
+        weight (Tensor, optional): a rescaling weight per class, of size ``C``.
+        ignore_index (int, optional): a class index that counts for nothing (-100 when ``None``).
+        options (LinearCrossEntropyOptions, optional): selects the chunked path.
+
+    Example::
+
+        >>> loss = nn.LinearCrossEntropyLoss(5, 10, out_features=(4, 3))
+        >>> loss(ember.randn(2, 5), ember.randint(0, 10, (2, 4, 3))).shape
+        ember.Size([])
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape(self.num_classes, *self.out_features, self.linear.in_features)
+        bias = self.linear.bias
+        linear_bias = None if bias is None else bias.reshape(self.num_classes, *self.out_features)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, out_features="
+                f"{self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class PoissonNLLLoss(_Loss):
