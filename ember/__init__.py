@@ -44,6 +44,7 @@ from ._ops.complex import *  # noqa: F401,F403
 from ._ops.lowrank import *  # noqa: F401,F403
 from ._ops.lobpcg import *  # noqa: F401,F403
 from ._ops.segment import *  # noqa: F401,F403
+from ._ops.quantize import *  # noqa: F401,F403
 from ._ops import resize  # noqa: F401  (Tensor.resize_, resize_as_)
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
@@ -75,7 +76,7 @@ from ._layout import layout, strided
 from ._sym import *  # noqa: F401,F403
 from ._interop import get_num_interop_threads, set_num_interop_threads
 from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cpu_enabled
-from . import cpu, distributed, jit, multiprocessing, profiler, version
+from . import cpu, distributed, fx, jit, multiprocessing, profiler, version
 from .version import __version__
 
 newaxis = None
@@ -85,7 +86,7 @@ _malloc.keep_freed_memory()
 def __getattr__(name):
     # imported on first use, as `import ember` stays light: ember.onnx needs the onnx package (the `ember[onnx]`
     # extra); ember.distributions is large
-    if name in ("onnx", "distributions", "accelerator", "compiler", "hub"):
+    if name in ("onnx", "distributions", "accelerator", "compiler", "hub", "signal"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -12,7 +12,7 @@ from ._tensor import Tensor, _LEGACY_NAMES, register
 _EXPORTED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
              "CharTensor", "ByteTensor", "BoolTensor")
 __all__ = list(_EXPORTED) + ["set_default_tensor_type", "typename", "is_same_size", "is_inference", "set_warn_always",
-                             "is_warn_always_enabled", "set_flush_denormal"]
+                             "is_warn_always_enabled", "set_flush_denormal", "_assert"]
 
 
 def _legacy_new(args, kwargs, dtype, device, what="new"):
@@ -106,6 +106,12 @@ def typename(obj, /):
     else:
         module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def _assert(condition, message):
+    """``assert condition, message``, as a call (torchvision's models check shapes with it)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def is_same_size(input, other):

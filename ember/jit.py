@@ -4,7 +4,8 @@ computes exactly what it computed before; the decorators mark nothing."""
 import warnings
 from typing import Final  # torch.jit.Final, for module constants
 
-__all__ = ["Final", "script", "trace", "ignore", "unused", "export", "annotate", "is_scripting", "is_tracing"]
+__all__ = ["Final", "script", "trace", "ignore", "unused", "export", "annotate", "is_scripting", "is_tracing",
+           "_script_if_tracing"]
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
@@ -62,3 +63,8 @@ def is_scripting():
 def is_tracing():
     """False: ember never traces."""
     return False
+
+
+def _script_if_tracing(fn):
+    """Returns ``fn``: it would be scripted only while tracing (torchvision's box coders are decorated so)."""
+    return fn

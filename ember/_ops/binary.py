@@ -171,7 +171,11 @@ class Mul(Binary):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each factor only for the other's gradient: torch lets a factor be modified in place when the other
+        # needs none (``out[:, t] = 0.9 * out[:, t - 1] + x[:, t]``); nothing without a graph (no edges)
+        edges = ctx._edges
+        if edges:
+            ctx.save_for_backward(a if edges[1] is not None else None, b if edges[0] is not None else None)
         return ufunc2(ctx.xp.multiply, a, b)
 
     @staticmethod
@@ -188,7 +192,10 @@ class Div(Binary):
     def forward(ctx, a, b):
         if _is_integral(a, b):
             a, b = _floats(a, b)
-        ctx.save_for_backward(a, b)  # not the output: torch lets it be modified in place afterwards
+        # not the output: torch lets it be modified in place afterwards; the dividend only for the divisor's gradient
+        edges = ctx._edges
+        if edges:
+            ctx.save_for_backward(a if edges[1] is not None else None, b)
         return ufunc2(ctx.xp.true_divide, a, b)
 
     @staticmethod
@@ -525,9 +532,9 @@ class Xlogy(Binary):
     @classmethod
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
-        # d/da is log(b + shift), taken as 0 where a = 0 and the log is undefined (b + shift <= 0), as torch
-        return (grad * _where((a == 0) & (b <= -cls.shift), 0.0, getattr(b, cls.log)()) if ctx.needs_input_grad[0]
-                else None,
+        # d/da is log(b + shift), taken as 0 where a = 0 and the log is undefined (b + shift <= 0); written as
+        # xlogy(grad, b) as torch, so that a zero gradient stays zero where the log is -inf
+        return (_where((a == 0) & (b <= -cls.shift), 0.0, cls.apply(grad, b)) if ctx.needs_input_grad[0] else None,
                 grad * a / (b + cls.shift if cls.shift else b) if ctx.needs_input_grad[1] else None)  # keeps -0
 
 

@@ -400,6 +400,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
                       "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
                       "still call torch.view_as_real on the complex output to recover the old return format.")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"{op} : expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
         raise RuntimeError(f"{op} : expected a 1D or 2D tensor")
     x = input if input.ndim == 2 else input.unsqueeze(0)  # (B, L)

@@ -49,7 +49,12 @@ class Matmul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each operand only for the other's gradient, as torch: ``h[:, t] = h[:, t - 1] @ A`` with a constant A
+        # leaves h free to be written in place; nothing without a graph (no edges)
+        edges = ctx._edges
+        if edges:
+            ctx.save_for_backward(a if edges[1] is not None else None, b if edges[0] is not None else None)
+            ctx.b_ndim = b.ndim
         if b.ndim == 2:
             # ndarray.dot costs less to call than the matmul ufunc, which runs larger products faster
             if a.ndim == 2:
@@ -67,7 +72,7 @@ class Matmul(Function):
         if ctx.needs_input_grad[0]:
             ga = Matmul.apply(grad, b.mT)  # the engine sums broadcast batch dimensions
         if ctx.needs_input_grad[1]:
-            if a.ndim > 2 and b.ndim == 2:
+            if a.ndim > 2 and ctx.b_ndim == 2:
                 gb = Matmul.apply(reshape(a, (-1, a.shape[-1])).mT, reshape(grad, (-1, grad.shape[-1])))
             else:
                 gb = Matmul.apply(a.mT, grad)
@@ -264,7 +269,8 @@ class AddMatmul(Function):
 
     @staticmethod
     def forward(ctx, input, a, b, beta, alpha, reduce_batch):
-        ctx.save_for_backward(a, b)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[2] else None, b if needs[1] else None)
         ctx.beta, ctx.alpha, ctx.reduce_batch = beta, alpha, reduce_batch
         xp = ctx.xp
         r = xp.matmul(a, b)
@@ -389,8 +395,11 @@ class Einsum(Function):
 
     @staticmethod
     def forward(ctx, *ops, labels, output):
-        ctx.labels, ctx.output = labels, output
-        ctx.save_for_backward(*ops)
+        ctx.labels, ctx.output, ctx.shapes = labels, output, [op.shape for op in ops]
+        # an operand only for the others' gradients, as torch
+        needs = ctx.needs_input_grad
+        n_need = sum(needs)
+        ctx.save_for_backward(*[op if n_need > needs[i] else None for i, op in enumerate(ops)])
         xp = ctx.xp
         eq = ",".join(labels) + "->" + output
         r = xp.einsum(eq, *ops, optimize=len(ops) > 1)
@@ -419,7 +428,7 @@ class Einsum(Function):
             for pos, c in enumerate(lab):
                 if c in target:  # a repeated label reads a diagonal; its gradient is written back through an eye
                     f = next(fresh)
-                    args.append(constant(xp.eye(ops[i].shape[pos], dtype=grad.dtype.np), grad))
+                    args.append(constant(xp.eye(ctx.shapes[i][pos], dtype=grad.dtype.np), grad))
                     subs.append(c + f)
                     target += f
                 else:
@@ -429,8 +438,8 @@ class Einsum(Function):
                 for c, s in zip(sub, arg.shape):
                     present[c] = max(s, present.get(c, 0))
             for pos, c in enumerate(target):
-                if present.get(c, 0) < ops[i].shape[pos]:  # summed away here only (or broadcast): fill along it
-                    args.append(constant(xp.ones(ops[i].shape[pos], dtype=grad.dtype.np), grad))
+                if present.get(c, 0) < ctx.shapes[i][pos]:  # summed away here only (or broadcast): fill along it
+                    args.append(constant(xp.ones(ctx.shapes[i][pos], dtype=grad.dtype.np), grad))
                     subs.append(c)
             grads.append(einsum_labels(args, subs, target))
         return tuple(grads)

@@ -149,6 +149,19 @@ def empty_strided(xp, shape, strides, dtype):
     return restride(xp, xp.empty(n, dtype), shape, strides)
 
 
+def grad_strides(g, leaf):
+    """Element strides of the copy of gradient ``g`` that torch's AccumulateGrad makes ``leaf``'s first ``.grad``:
+    the leaf's strides where it is dense, else contiguous; None where ``g`` has them (size-1 dimensions aside)."""
+    if not g._data.size or g.device.type == "meta":
+        return None
+    shape, strides = leaf.shape, elem_strides(leaf._data)
+    if not _non_overlapping_and_dense(shape, strides):
+        strides = format_strides(shape, contiguous_format)
+    if all(s == want if n != 1 else s != 0 for n, s, want in zip(shape, elem_strides(g._data), strides)):
+        return None
+    return strides
+
+
 def laid_out(xp, a, strides):
     """A copy of array ``a`` with element ``strides`` (C order for None)."""
     if strides is None:

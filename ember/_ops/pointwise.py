@@ -74,7 +74,8 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, a, b, w):
         xp = ctx.xp
-        ctx.save_for_backward(a, b, w)
+        both = ctx.needs_input_grad[2]  # the ends only for the weight's gradient, as torch
+        ctx.save_for_backward(a if both else None, b if both else None, w)
         d = b - a
         # torch's two-sided formula: exact at both ends (w = 0 gives a, w = 1 gives b)
         if not hasattr(w, "dtype"):

@@ -1,4 +1,5 @@
 """The backward pass: walks the recorded graph from the outputs in dependency order, freeing it as it goes."""
+import contextlib
 import itertools
 import warnings
 
@@ -412,6 +413,8 @@ def _accumulate(t, g, create_graph, taken):
     """Adds ``g`` into ``t.grad`` as torch's AccumulateGrad does: the first gradient becomes ``.grad`` (never
     aliasing another tensor), later ones are added in place, or out of place when building a graph."""
     if t.grad is None:
+        if g._data.strides != t._data.strides:
+            g = _laid_out_as_leaf(g, t, create_graph)
         if id(g) in taken or g._base is not None or not getattr(g._data.flags, "writeable", True):  # CuPy: no flag
             g = g.clone()
         taken.append(id(g))
@@ -428,6 +431,18 @@ def _accumulate(t, g, create_graph, taken):
         else:
             with no_grad():
                 grad.add_(g)
+
+
+def _laid_out_as_leaf(g, t, create_graph):
+    """``g``, or a copy of it with the strides torch's gradient layout contract gives a first ``.grad`` (those of
+    a dense leaf: a Conv2d weight's gradient is contiguous, a channels_last weight's is channels_last)."""
+    from .._creation import empty_strided
+    from .._ops.memory_format import grad_strides
+    strides = grad_strides(g, t)
+    if strides is None:
+        return g
+    with contextlib.nullcontext() if create_graph else no_grad():
+        return empty_strided(g.shape, strides, dtype=g.dtype, device=g.device).copy_(g)
 
 
 def _check_inputs(inputs, api):

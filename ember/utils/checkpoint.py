@@ -1,5 +1,7 @@
 """Activation checkpointing: run a piece of a model without keeping its intermediate tensors, and recompute them
 during backward (memory for time), as ``torch.utils.checkpoint``."""
+import contextlib
+import enum
 import warnings
 
 from .. import _random, cuda
@@ -9,7 +11,8 @@ from ..autograd import Function, backward as _backward
 from ..autograd.grad_mode import grad_enabled, enable_grad, no_grad
 from ..nn.modules.container import Sequential
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointPolicy", "create_selective_checkpoint_contexts",
+           "noop_context_fn"]
 
 
 class _Checkpoint(Function):
@@ -18,13 +21,14 @@ class _Checkpoint(Function):
     when no input needs one (torch's non-reentrant checkpoint)."""
 
     @staticmethod
-    def forward(ctx, placeholder, run, preserve_rng_state, *args):
+    def forward(ctx, placeholder, run, preserve_rng_state, contexts, *args):
         ctx.run = run
+        forward_context, ctx.recompute_context = contexts
         ctx.rng = _rng_states(args) if preserve_rng_state else None
         ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.args = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*(args[i] for i in ctx.tensor_at))
-        with no_grad():
+        with no_grad(), forward_context:
             return run(*args)
 
     @staticmethod
@@ -33,20 +37,20 @@ class _Checkpoint(Function):
         for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
         if ctx.rng is None:
-            outputs = _rerun(ctx.run, args)
+            outputs = _rerun(ctx.run, args, ctx.recompute_context)
         else:
             with _random.fork_rng(devices=list(ctx.rng[1]), _caller="checkpoint"):
                 _set_rng_states(ctx.rng)
-                outputs = _rerun(ctx.run, args)
+                outputs = _rerun(ctx.run, args, ctx.recompute_context)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:
             _backward([o for o, _ in pairs], [g for _, g in pairs])
-        return (None, None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
+        return (None, None, None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
 
 
-def _rerun(run, args):
-    with enable_grad():
+def _rerun(run, args, context):
+    with enable_grad(), context:
         return run(*args)
 
 
@@ -90,7 +94,38 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if reentrant and not needs:
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
     placeholder = None if reentrant else empty(0, requires_grad=True)
-    return _Checkpoint.apply(placeholder, run, preserve_rng_state, *args)
+    contexts = noop_context_fn() if context_fn is None else context_fn()
+    return _Checkpoint.apply(placeholder, run, preserve_rng_state, contexts, *args)
+
+
+def noop_context_fn():
+    """The default ``context_fn`` of :func:`checkpoint`: no context around the forward run or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class CheckpointPolicy(enum.Enum):
+    """What a selective checkpoint's policy function answers for an op: save its output or recompute it."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The ``context_fn`` of a selective checkpoint that saves the outputs of the ops ``policy_fn_or_list`` picks.
+    Saving changes memory and speed, never values: ember recomputes the whole region, so both contexts are empty.
+
+    Example::
+
+        >>> import functools
+        >>> ctx_fn = functools.partial(create_selective_checkpoint_contexts, lambda ctx, op, *a, **k:
+        ...                            CheckpointPolicy.PREFER_RECOMPUTE)
+        >>> checkpoint(ember.nn.Linear(2, 2), ember.ones(1, 2), use_reentrant=False, context_fn=ctx_fn).shape
+        ember.Size([1, 2])
+    """
+    if not (isinstance(policy_fn_or_list, list) or callable(policy_fn_or_list)):
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return noop_context_fn()
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

@@ -6,6 +6,7 @@ from ..._device import array_module
 from ..._ops.reduce import _tname, vector_norm
 from ..._ops.view import broadcast_pair, broadcast_to
 from ..._tensor import Tensor, write_out
+from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
 
 
@@ -29,7 +30,29 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = array_module(input.device).triu_indices(input.shape[0], 1)
     index = lambda a: Tensor._make(a.astype("int64"), _dtype.int64, input.device)
-    return vector_norm(input[index(i)] - input[index(j)], p, 1)
+    return _distance(input[index(i)] - input[index(j)], p)
+
+
+class _MaxAbs(Function):
+    """``max |x|`` over the last dimension (0 where it is empty): the ``p = inf`` distance of torch's cdist and pdist,
+    whose gradient goes whole to every coordinate attaining the max (``vector_norm`` shares it out among them)."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        d = xp.abs(x).max(-1) if x.shape[-1] else xp.zeros(x.shape[:-1], x.dtype)
+        ctx.save_for_backward(x, d)
+        return d
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, d = ctx.saved_tensors
+        return grad.unsqueeze(-1) * x.sign() * (x.abs() == d.unsqueeze(-1))
+
+
+def _distance(diff, p):
+    return _MaxAbs.apply(diff) if p == float("inf") else vector_norm(diff, p, -1)
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -51,7 +74,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+    return _distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -21,7 +21,8 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, w, b):
-        ctx.save_for_backward(x, w)
+        needs = ctx.needs_input_grad  # each only for the other's gradient, as torch
+        ctx.save_for_backward(x if needs[1] else None, w if needs[0] else None)
         if x.ndim == 1:
             y = w @ x
         elif ctx.xp is np:  # one GEMM over all leading dimensions
@@ -35,13 +36,13 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
-        if x.ndim > 1 and not grad_enabled() and x.device.type == "cpu" and x.dtype.is_floating_point:
+        if grad.ndim > 1 and not grad_enabled() and grad.device.type == "cpu" and grad.dtype.is_floating_point:
             return _backward_arrays(ctx, grad, x, w)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             gx = matmul(grad, w)
         if ctx.needs_input_grad[1]:
-            if x.ndim == 1:
+            if grad.ndim == 1:
                 gw = grad.unsqueeze(1) * x
             else:
                 n = _prod(x.shape[:-1])
@@ -55,14 +56,13 @@ def _backward_arrays(ctx, grad, x, w):
     """The backward on raw arrays (no graph to record): two GEMMs, threaded as ``_blas.matmul`` decides."""
     need = ctx.needs_input_grad
     work = np.result_type(grad._data.dtype, np.float32)  # half gradients computed in float32
-    n, k = _prod(x.shape[:-1]), x.shape[-1]
-    g = grad._data.astype(work, copy=False).reshape(n, w.shape[0])
-    wa = w._data.astype(work, copy=False)
-    gx = _blas.matmul(g, wa).reshape(x.shape) if need[0] else None
-    gw = _blas.matmul(g.T, x._data.astype(work, copy=False).reshape(n, k)) if need[1] else None
+    n, m = _prod(grad.shape[:-1]), grad.shape[-1]
+    g = grad._data.astype(work, copy=False).reshape(n, m)
+    gx = _blas.matmul(g, w._data.astype(work, copy=False)).reshape(grad.shape[:-1] + w.shape[1:]) if need[0] else None
+    gw = _blas.matmul(g.T, x._data.astype(work, copy=False).reshape(n, x.shape[-1])) if need[1] else None
     gb = np.add.reduce(g, axis=0) if need[2] else None
-    wrap = lambda a, t: None if a is None else Tensor._make(a.astype(t.dtype.np, copy=False), t.dtype, t.device)
-    return wrap(gx, x), wrap(gw, w), wrap(gb, grad)
+    wrap = lambda a: None if a is None else Tensor._make(a.astype(grad.dtype.np, copy=False), grad.dtype, grad.device)
+    return wrap(gx), wrap(gw), wrap(gb)
 
 
 def _name(d):

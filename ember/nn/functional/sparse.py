@@ -33,10 +33,12 @@ def _renorm_(weight, input, max_norm, norm_type):
     if rows.size == 0:
         return
     w = weight._data
-    sel = w[rows].astype(xp.float64)
-    norm = (xp.abs(sel) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
-    scale = xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1.0)
-    w[rows] = (sel * scale[:, None]).astype(w.dtype)
+    sel = w[rows]
+    # as torch: each row's norm and scale rounded to the weight's dtype, the product taken in float32 (or float64)
+    norm = xp.linalg.norm(sel.astype(xp.float64), ord=norm_type, axis=1).astype(w.dtype).astype(xp.float64)
+    opmath = xp.float64 if w.dtype == xp.float64 else xp.float32
+    scale = xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1.0).astype(w.dtype).astype(opmath)
+    w[rows] = (sel.astype(opmath) * scale[:, None]).astype(w.dtype)
     weight._bump()
 
 
@@ -101,12 +103,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
+    a = input._data
+    if a.size and (a.min() < 0 or a.max() >= weight.shape[0]):
+        i = int(((a < 0) | (a >= weight.shape[0])).argmax())
+        raise RuntimeError(f"Index {i} of input takes value {int(a[i])} which is not in the valid range "
+                           f"[0, {weight.shape[0]})")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                           f"#1 'per_sample_weights'; but type {weight.type()} does not equal "
+                           f"{per_sample_weights.type()} (while checking arguments for embedding_bag)")
     xp_off = offsets._data
     n = input.shape[0]
     if xp_off.size and int(xp_off[0]) != 0:
