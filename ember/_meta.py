@@ -48,6 +48,7 @@ def _batch(a, b):
 # -- shape rules: the forward's ctx state and outputs, without the products ------------------------------------
 def _matmul(ctx, a, b):
     ctx.save_for_backward(a, b)
+    ctx.b_ndim = b.ndim
     return meta_array(_batch(a.shape, b.shape) + (a.shape[-2], b.shape[-1]), np.result_type(a, b))
 
 
@@ -92,7 +93,7 @@ def _attention(ctx, q, k, v, bias, keep, scale, causal, safe):
 
 
 def _einsum(ctx, *ops, labels, output):
-    ctx.labels, ctx.output = labels, output
+    ctx.labels, ctx.output, ctx.shapes = labels, output, [op.shape for op in ops]
     ctx.save_for_backward(*ops)
     sizes = {}
     for lab, op in zip(labels, ops):

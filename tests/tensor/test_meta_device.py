@@ -82,6 +82,17 @@ def test_ops_and_autograd():
     assert ember.empty(3, device="meta").view(3, 1)._base is not None
 
 
+def test_backward_of_batched_products():
+    grads = []
+    for m in (torch, ember):
+        a = m.empty(2, 3, 4, device="meta", requires_grad=True)
+        b = m.empty(4, 5, device="meta", requires_grad=True)
+        ((a @ b).sum() + m.einsum("bij,jk->bik", a, b).sum()).backward()
+        grads.append((a.grad, b.grad))
+    for e, t in zip(*grads[::-1]):
+        _same_meta(e, t)
+
+
 def test_conv_attention_modules():
     for m in (torch, ember):
         with m.device("meta"):
