@@ -114,7 +114,8 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        # shares storage but not the version counter: in-place writes through ``.data`` escape autograd's checks
+        return Tensor._make(self._data, self.dtype, self.device)
 
     @data.setter
     def data(self, other):

@@ -12,7 +12,7 @@ from .grad_mode import STATE, grad_enabled, no_grad
 def _as_tuple(x):
     if x is None:
         return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    return (x,) if isinstance(x, _fn.Tensor) else tuple(x)  # any iterable, as torch: module.parameters()
 
 
 def _seed_grads(outputs, grad_outputs, create_graph):
@@ -514,8 +514,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 from .._creation import zeros_like
                 g = zeros_like(t)
-        elif not create_graph:
-            g = g.detach()
+        else:
+            if g._data.strides != t._data.strides:  # laid out as the input, as torch's backward formulas give
+                g = _laid_out_as_leaf(g, t, create_graph)
+            if not create_graph:
+                g = g.detach()
         result.append(g)
     return tuple(result)
 
