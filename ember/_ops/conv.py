@@ -259,7 +259,7 @@ class ConvWeight(Function):
         gw = sum(parts[1:], parts[0]).transpose(0, 2, 1)  # (G, O/G, C/G * prod(k))
         ctx.save_for_backward(x, g)
         ctx.plan, ctx.groups = plan, groups
-        return gw.reshape((O, x.shape[1] // groups) + plan.ksize)
+        return xp.ascontiguousarray(gw.reshape((O, x.shape[1] // groups) + plan.ksize))  # laid out as the weight
 
     @staticmethod
     def backward(ctx, grad):

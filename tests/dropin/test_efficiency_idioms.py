@@ -91,6 +91,13 @@ def test_first_grad_obeys_the_leaf_layout():
         flat = "view" if fmt == "contiguous_format" else "reshape"
         _close(ember.cat([getattr(p.grad, flat)(-1) for p in e.parameters()]),
                torch.cat([getattr(p.grad, flat)(-1) for p in t.parameters()]), rtol=1e-5, atol=1e-5)
+    seen = []  # what a hook on a (contiguous) weight receives: a contiguous gradient, as torch's
+    for m, lib in ((e, ember), (t, torch)):
+        m.to(memory_format=lib.contiguous_format)
+        handle = m.weight.register_hook(lambda g: seen.append(tuple(g.stride())))
+        m(lib.tensor(x)).sum().backward()
+        handle.remove()
+    assert seen[0] == seen[1] == tuple(t.weight.stride())
 
 
 def test_convert_conv2d_weight_memory_format():
