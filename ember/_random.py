@@ -490,10 +490,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         idx = xp.searchsorted((cdf + shift).ravel(), (u + shift).ravel(), side="right").reshape(rows, -1)
         idx = xp.minimum(idx - (shift * k).astype(np.int64), k - 1)
     else:
-        # Exponential races: sorting E / p samples without replacement, in draw order.
-        if ((p > 0).sum(axis=1) < num_samples).any():
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
-                               "category to sample)")
+        # Exponential races: sorting E / p samples without replacement, in draw order; as in torch, categories of
+        # probability 0 come last once the others are drawn.
         e = -xp.log1p(-sampler.random(p.shape, np.float64))
         with np.errstate(divide="ignore"):
             keys = xp.where(p > 0, e / p, xp.inf)

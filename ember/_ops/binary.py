@@ -730,11 +730,25 @@ def _rpow(self, other):
     return pow(other, self)
 
 
+def _dunder(fn):
+    """``fn`` as ``*``: an operand that is neither a Tensor nor a number gives NotImplemented, so that Python repeats
+    a sequence by an integer tensor (``[pad] * (max_len - len(seq))``), as torch. (Only for ``*``: the other
+    operators stay one call, the cost of a small op's dispatch.)"""
+    def method(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            if isinstance(other, Tensor):
+                raise
+            return NotImplemented
+    return method
+
+
 register(add, sub, mul, div, true_divide, floor_divide, remainder, fmod, pow, float_power, atan2, hypot, xlogy,
          copysign, maximum, minimum, fmax, fmin, logaddexp, logaddexp2, heaviside, ldexp, nextafter, gcd, lcm,
          gcd_=inplace(gcd), lcm_=inplace(lcm),
          subtract=sub, multiply=mul, divide=div, arctan2=atan2,
-         __add__=add, __radd__=add, __sub__=sub, __rsub__=rsub, __mul__=mul, __rmul__=mul,
+         __add__=add, __radd__=add, __sub__=sub, __rsub__=rsub, __mul__=_dunder(mul), __rmul__=_dunder(mul),
          __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide, __rfloordiv__=_rfloordiv,
          __mod__=remainder, __rmod__=_rmod, __pow__=pow, __rpow__=_rpow,
          add_=inplace(add), sub_=inplace(sub), subtract_=inplace(sub), mul_=inplace(mul), multiply_=inplace(mul),

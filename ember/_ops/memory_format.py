@@ -6,7 +6,8 @@ from .._tensor import register
 from ..autograd.function import Function
 from ._strided import elem_strides, is_plain, restride
 
-__all__ = ["clone", "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]
+__all__ = ["clone", "memory_format", "contiguous_format", "legacy_contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]
 
 
 class memory_format:
@@ -20,6 +21,7 @@ class memory_format:
 
 
 contiguous_format = memory_format("contiguous_format")
+legacy_contiguous_format = contiguous_format  # torch's alias: the very same object
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last", (0, 2, 3, 1))
 channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1))

@@ -11,7 +11,7 @@ import numpy as np
 __all__ = ["expand", "broadcast_to", "broadcast_shapes", "broadcast_tensors", "expand_as", "reshape", "view_as", "transpose", "swapaxes", "swapdims",
            "permute", "t", "adjoint", "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
-           "channels_last_3d"]
+           "channels_last_3d", "legacy_contiguous_format"]
 from .._tensor import Size, Tensor, register, wrap_dim
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
@@ -19,7 +19,8 @@ from ._strided import (Gather, ScatterAdd, ViewScatter, along, dims_arg, elem_st
                        restride, shape_arg, view_strides, writeable_view)
 from ._strided import check_inplace_view, rebase_view  # noqa: F401 (used by write_inplace)
 from .memory_format import (Clone, channels_last, channels_last_3d, clone, contiguous_format,  # noqa: F401
-                            memory_format, preserve_format)  # public through __all__; Clone for onnx's symbolics
+                            legacy_contiguous_format, memory_format,
+                            preserve_format)  # public through __all__; Clone for onnx's symbolics
 
 _ndarray = np.ndarray
 

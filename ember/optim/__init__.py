@@ -8,6 +8,7 @@ from .nadam import NAdam
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .adagrad import Adagrad
+from .sparse_adam import SparseAdam
 from .adadelta import Adadelta
 from .asgd import ASGD
 from .rprop import Rprop
