@@ -18,7 +18,7 @@ from ._ops.shape import stack
 from ._random import get_rng_state, set_rng_state
 from ._tensor import Tensor
 from .autograd.engine import grad as _autograd_grad
-from .autograd.forward_ad import _check_tangent, _linearize
+from .autograd.forward_ad import _check_tangent, _jacobian, _linearize
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .nn.utils.stateless import _functional_call
 
@@ -445,20 +445,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         out, aux = _split_aux(out, has_aux, api)
         outs, out_spec = _forward_outputs(out, "jvp(f, primals, tangents)")
         cg = _create_graph(outs, fresh)
-        lin = _linearize(outs, fresh)
-        cols = [[[] for _ in fresh] for _ in outs]  # cols[i][j]: d outs[i] / d fresh[j][k], one per element k
-        for j, x in enumerate(fresh):
-            for k in range(x.numel()):
-                basis = zeros(x.numel(), dtype=x.dtype, device=x.device)
-                basis[k] = 1
-                tangents = [None] * len(fresh)
-                tangents[j] = basis.view(x.shape)
-                for i, (o, t) in enumerate(zip(outs, _filled(lin(tangents, cg), outs))):
-                    cols[i][j].append(t)
-        jacs = [_unflatten(spec, iter(stack(c, -1).reshape(o.shape + x.shape) if c else
-                                      zeros(o.shape + x.shape, dtype=o.dtype, device=o.device)
-                                      for c, x in zip(cols_i, fresh)))
-                for o, cols_i in zip(outs, cols)]
+        jacs = [_unflatten(spec, iter(row)) for row in _jacobian(_linearize(outs, fresh), outs, fresh, cg)]
         jac = _unflatten(out_spec, iter(jacs))
         return (jac, _unwrap(aux, cg)) if has_aux else jac
     return wrapper

@@ -42,6 +42,25 @@ def _linearize(outputs, inputs):
     return jvp
 
 
+def _jacobian(lin, outputs, inputs, create_graph=False):
+    """``[[d outputs[i] / d inputs[j]]]`` (shapes ``outputs[i].shape + inputs[j].shape``) from the linear map
+    ``lin`` of :func:`_linearize`, one Jacobian-vector product per input element."""
+    from .._creation import zeros, zeros_like
+    from .._ops.shape import stack
+    cols = [[[] for _ in inputs] for _ in outputs]  # cols[i][j]: d outputs[i] / d inputs[j][k], one per element k
+    for j, x in enumerate(inputs):
+        for k in range(x.numel()):
+            basis = zeros(x.numel(), dtype=x.dtype, device=x.device)
+            basis[k] = 1
+            tangents = [None] * len(inputs)
+            tangents[j] = basis.view(x.shape)
+            for i, (o, t) in enumerate(zip(outputs, lin(tangents, create_graph))):
+                cols[i][j].append(zeros_like(o) if t is None else t)
+    return [[stack(c, -1).reshape(o.shape + x.shape) if c else zeros(o.shape + x.shape, dtype=o.dtype,
+                                                                      device=o.device)
+             for c, x in zip(cols_i, inputs)] for o, cols_i in zip(outputs, cols)]
+
+
 def _current(level):
     """The duals of level ``level`` (None: the open one), or None where that level is not open."""
     return _LEVELS[-1] if _LEVELS and level in (None, 0) else None

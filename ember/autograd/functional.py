@@ -5,7 +5,7 @@ are detached copies that require grad, so the caller's graph is left alone unles
 """
 from . import function as _fn
 from .engine import grad as _grad
-from .forward_ad import _linearize
+from .forward_ad import _jacobian, _linearize
 from .grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -173,7 +173,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def _jacfwd(func, inputs, strict, vectorize):
-    from .. import stack, zeros, zeros_like
     if strict:
         raise RuntimeError('ember.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
                            'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
@@ -184,19 +183,7 @@ def _jacfwd(func, inputs, strict, vectorize):
     with enable_grad():
         inputs = tuple(x.view_as(x) if x.requires_grad else x.detach().requires_grad_() for x in inputs)
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jacobian")
-    lin = _linearize(outputs, inputs)
-    cols = [[[] for _ in inputs] for _ in outputs]  # cols[i][j]: d outputs[i] / d inputs[j][k], one per element k
-    for j, x in enumerate(inputs):
-        for k in range(x.numel()):
-            basis = zeros(x.numel(), dtype=x.dtype, device=x.device)
-            basis[k] = 1
-            tangents = [None] * len(inputs)
-            tangents[j] = basis.view(x.shape)
-            for i, (o, t) in enumerate(zip(outputs, lin(tangents))):
-                cols[i][j].append(zeros_like(o) if t is None else t)
-    jac = [[(stack(c, -1).reshape(o.shape + x.shape) if c else zeros(o.shape + x.shape, dtype=o.dtype,
-                                                                         device=o.device)).detach()
-            for c, x in zip(cols_i, inputs)] for o, cols_i in zip(outputs, cols)]
+    jac = [[j.detach() for j in row] for row in _jacobian(_linearize(outputs, inputs), outputs, inputs)]
     jac = [j if in_tuple else j[0] for j in jac]
     return jac if out_tuple else jac[0]
 
