@@ -326,7 +326,9 @@ def _to_array(data, dtype):
             if any(v < 0 for v in arr.ravel().tolist()):
                 raise OverflowError("can't convert negative int to unsigned")
             return np.array(data, np.uint64), dt
-        if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8:  # ints beyond int64
+        if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8 or (  # ints beyond int64
+                inferred is _dtype.int64 and arr.dtype.kind == "f" and not (dt.is_floating_point or dt.is_complex
+                                                                            or dt is _dtype.bool)):
             raise ValueError("Overflow when unpacking long long")
         return _checked_cast(arr, dt, True), dt
     if isinstance(data, Tensor):

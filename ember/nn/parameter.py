@@ -30,6 +30,8 @@ class Parameter(Tensor):
         p = Tensor._make.__func__(cls, data._data, data.dtype, data.device)
         p._vc = data._vc  # the same memory: in-place writes through either are seen by autograd on both
         if requires_grad:
+            if not (data.dtype.is_floating_point or data.dtype.is_complex):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             p.requires_grad_(True)
         return p
 

@@ -25,5 +25,6 @@ from .upsampling import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
+from . import utils  # noqa: F401
 
 __all__ = [_name for _name, _obj in list(globals().items()) if isinstance(_obj, type) and not _name.startswith("_")]

@@ -178,6 +178,7 @@ class BackwardHook:
         self.grad_outputs = None
         self.n_inputs = 0
         self.input_idx = None
+        self.input_zeros = ()
         self.output_idx = None
         self.n_outputs = 0
 
@@ -185,6 +186,10 @@ class BackwardHook:
         grad_inputs = [None] * self.n_inputs
         for i, g in zip(self.input_idx or (), grads):
             grad_inputs[i] = g
+        if self.input_zeros:
+            from ..._creation import zeros
+            for i, shape, dtype, device in self.input_zeros:  # tensor inputs that need no gradient get zeros
+                grad_inputs[i] = zeros(shape, dtype=dtype, device=device)
         grad_inputs = tuple(grad_inputs)
         for hook in self.user_hooks:
             res = hook(self.module, grad_inputs, self.grad_outputs)
@@ -201,11 +206,17 @@ class BackwardHook:
         self.n_inputs = len(args)
 
         def hook(grads):
-            if not self.user_hooks:
+            # No grad_outputs: the gradient reached the inputs without passing through the outputs (outputs that
+            # are not tensors or tuples of them, or a double backward).
+            if not self.user_hooks or self.grad_outputs is None:
                 return None
             new = self._run_hooks(grads)
+            self.grad_outputs = None
             return tuple(new[i] for i in self.input_idx)
         values, self.input_idx = _wrap(args, hook)
+        if self.input_idx is not None and self.user_hooks:
+            self.input_zeros = [(i, v.shape, v.dtype, v.device) for i, v in enumerate(args)
+                                if isinstance(v, Tensor) and not v.requires_grad]
         return tuple(values)
 
     def setup_output_hook(self, result):

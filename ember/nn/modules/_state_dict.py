@@ -94,9 +94,9 @@ def state_dict(module, *args, destination=None, prefix="", keep_vars=False):
     for hook in module._state_dict_pre_hooks.values():
         hook(module, prefix, keep_vars)
     module._save_to_state_dict(destination, prefix, keep_vars)
-    for name, module in module._modules.items():
-        if module is not None:
-            module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+    for name, child in module._modules.items():
+        if child is not None:
+            child.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
     for hook in module._state_dict_hooks.values():
         result = hook(module, destination, prefix, local_metadata)
         if not getattr(hook, "_from_public_api", False):

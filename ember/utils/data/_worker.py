@@ -187,12 +187,12 @@ def blas_threads():
 
 # -- seeds -------------------------------------------------------------------------------------------------------
 def seed_all(seed):
-    """Seeds Python's ``random``, NumPy's global generator and ember's default CPU generator from one 64-bit seed."""
+    """Seeds Python's ``random``, NumPy's global generator and ember's default CPU generator from one 64-bit seed
+    (ember's ``initial_seed()`` is then ``seed``)."""
     from ..._random import default_generator
-    words = np.random.SeedSequence(seed).generate_state(4)
     random.seed(seed)
-    np.random.seed(words)
-    default_generator.manual_seed(int(words[2]) << 31 | int(words[3]) >> 1)
+    np.random.seed(np.random.SeedSequence(seed).generate_state(4))
+    default_generator.manual_seed(seed)
 
 
 def batch_seed(base_seed, idx):

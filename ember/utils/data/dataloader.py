@@ -31,11 +31,12 @@ import sys
 import time
 import warnings
 import weakref
+from typing import Generic
 
 from . import _worker
 from ._shared import SharedPayload
 from .collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import IterableDataset, T_co
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, Sampler
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -86,7 +87,7 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterates over batches of a dataset, optionally loading them in worker processes.
 
     Args:

@@ -3,7 +3,7 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import Generic, TypeVar
+from typing import Generic, Iterable, TypeVar
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
@@ -22,15 +22,12 @@ class Dataset(Generic[T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
-    """A stream of samples: subclasses implement ``__iter__``.
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
+    """A stream of samples: subclasses implement ``__iter__`` (an abstract method).
 
     With ``num_workers > 0`` every worker iterates its own copy; use :func:`get_worker_info` in ``__iter__`` (or in
     ``worker_init_fn``) to give each copy its share of the stream.
     """
-
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
     def __add__(self, other):
         return ChainDataset([self, other])
@@ -67,7 +64,7 @@ def _batch_of(dataset, indices):
     return [dataset[i] for i in indices]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Zips datasets of equal length: positional datasets give tuple samples, keyword datasets dict samples."""
 
     def __init__(self, *args, **kwargs):
@@ -97,7 +94,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets.
 
     Example::
@@ -154,7 +151,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset, indices):

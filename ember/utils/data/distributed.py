@@ -1,12 +1,12 @@
 """DistributedSampler, as ``torch.utils.data.distributed``: each of ``num_replicas`` processes reads its own share."""
 import math
 
-from .sampler import Sampler
+from .sampler import Sampler, T_co
 
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """The indices of ``dataset`` that rank ``rank`` of ``num_replicas`` reads: every ``num_replicas``-th index,
     from ``rank``, of a (shuffled) index list padded by repeating its start, or cut with ``drop_last``, to a
     multiple of ``num_replicas``.
