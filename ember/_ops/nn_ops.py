@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._creation import zeros_like
 from .._device import special_module
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -77,18 +78,20 @@ class _T:
 # -- piecewise-linear activations ------------------------------------------------------------------------------------
 class MaskedScale(Function):
     """``g * pos`` where ``mask`` holds, ``g * neg`` elsewhere (constants: ``pos`` and ``neg`` are numbers or
-    arrays). Linear in ``g``, so its backward is itself."""
+    arrays). Linear in ``g``, so its backward is itself. The activation's input (or output) ``x``, when given,
+    gets a zero gradient: a create_graph backward reaches it, as torch's."""
 
     @staticmethod
-    def forward(ctx, g, mask, pos, neg):
-        ctx.mask, ctx.pos, ctx.neg = mask, pos, neg
+    def forward(ctx, g, x=None, *, mask, pos, neg):
+        ctx.mask, ctx.pos, ctx.neg, ctx.joined = mask, pos, neg, x is not None
         if type(pos) is int and type(neg) is int and (pos, neg) in ((0, 1), (1, 0)):  # relu and the like
             return masked(g, mask, invert=pos == 0)
         return ctx.xp.where(mask, _scaled(ctx.xp, g, pos), _scaled(ctx.xp, g, neg))
 
     @staticmethod
     def backward(ctx, gg):
-        return MaskedScale.apply(gg, mask=ctx.mask, pos=ctx.pos, neg=ctx.neg)
+        g = MaskedScale.apply(gg, mask=ctx.mask, pos=ctx.pos, neg=ctx.neg)
+        return (g, zeros_like(gg)) if ctx.joined else g
 
 
 def _scaled(xp, g, c):
@@ -101,11 +104,14 @@ def _scaled(xp, g, c):
 
 
 class _Piecewise(Function):
-    """``forward`` computes ``y`` and, when a gradient is needed, the mask (and slopes) of MaskedScale."""
+    """``forward`` computes ``y`` and, when a gradient is needed, the mask (and slopes) of MaskedScale, and saves
+    what torch's op saves (``x``, or ``y`` for relu): it joins the graph of a create_graph backward."""
     half_in_float32 = True
 
     @staticmethod
     def backward(ctx, grad):
+        if grad_enabled():  # create_graph
+            return MaskedScale.apply(grad, *ctx.saved_tensors, mask=ctx.mask, pos=ctx.pos, neg=ctx.neg)
         return MaskedScale.apply(grad, mask=ctx.mask, pos=ctx.pos, neg=ctx.neg)
 
 
@@ -115,6 +121,7 @@ class Relu(_Piecewise):
         y = ctx.xp.maximum(x, x.dtype.type(0))
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = y <= 0, 0, 1  # NaN passes its gradient, as torch's
+            ctx.save_for_backward(y)
         return y
 
 
@@ -124,6 +131,7 @@ class Hardtanh(_Piecewise):
         y = ctx.xp.clip(x, lo, hi).astype(x.dtype, copy=False)
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = (x <= lo) | (x >= hi), 0, 1
+            ctx.save_for_backward(x)
         return y
 
 
@@ -134,6 +142,7 @@ class Threshold(_Piecewise):
         y = ctx.xp.where(low, ctx.xp.asarray(value).astype(x.dtype), x)
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = low, 0, 1
+            ctx.save_for_backward(x)
         return y
 
 
@@ -145,6 +154,7 @@ class LeakyRelu(_Piecewise):
         y = ctx.xp.where(pos, x, x * x.dtype.type(slope))
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = pos, 1, slope
+            ctx.save_for_backward(x)
         return y
 
 
@@ -159,6 +169,7 @@ class RreluNoise(_Piecewise):
         y = ctx.xp.where(pos, x, x * r)
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = pos, 1, r
+            ctx.save_for_backward(x)
         return y
 
 
@@ -170,6 +181,7 @@ class Hardshrink(_Piecewise):
         y = ctx.xp.where(inner, ctx.xp.zeros((), x.dtype), x)
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = inner, 0, 1
+            ctx.save_for_backward(x)
         return y
 
 
@@ -180,6 +192,7 @@ class Softshrink(_Piecewise):
         y = x - ctx.xp.clip(x, -lambd, lambd).astype(x.dtype, copy=False)  # 0 inside, x -+ lambd outside
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = (x >= -lambd) & (x <= lambd), 0, 1
+            ctx.save_for_backward(x)
         return y
 
 

@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 
+from .._creation import zeros_like
 from .._kernels import compiled
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_enabled
 
 
 def _positions(plan):
@@ -112,6 +114,7 @@ class MaxPool(Function):
         xp = ctx.xp
         y, arg = max_windows(xp, x, plan)
         ctx.arg, ctx.plan = arg, plan
+        ctx.save_for_backward(x)  # joins the graph of a create_graph backward, as torch's
         if not indices:
             return y
         idx = flat_indices(xp, arg, plan)
@@ -120,17 +123,19 @@ class MaxPool(Function):
 
     @staticmethod
     def backward(ctx, grad, *_):
-        return WindowScatter.apply(grad, arg=ctx.arg, plan=ctx.plan)
+        x = ctx.saved_tensors if grad_enabled() else ()  # create_graph
+        return WindowScatter.apply(grad, *x, arg=ctx.arg, plan=ctx.plan)
 
 
 class WindowScatter(Function):
-    """Adds each window's value into the input element its ``arg`` points at (the adjoint of WindowGather)."""
+    """Adds each window's value into the input element its ``arg`` points at (the adjoint of WindowGather). The
+    pooled input ``x``, when given, gets a zero gradient."""
     half_in_float32 = True
 
     @staticmethod
-    def forward(ctx, g, arg, plan):
+    def forward(ctx, g, x=None, *, arg, plan):
         xp = ctx.xp
-        ctx.arg, ctx.plan = arg, plan
+        ctx.arg, ctx.plan, ctx.joined = arg, plan, x is not None
         shape = plan.shape
         fused = None
         if xp is np and len(shape) == 4 and g.dtype in (np.float32, np.float64):
@@ -150,7 +155,8 @@ class WindowScatter(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return WindowGather.apply(grad, arg=ctx.arg, plan=ctx.plan)
+        g = WindowGather.apply(grad, arg=ctx.arg, plan=ctx.plan)
+        return (g, zeros_like(grad)) if ctx.joined else g
 
 
 def _scatter_windows_2d(fused, g, arg, plan):
