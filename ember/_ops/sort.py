@@ -298,13 +298,16 @@ class BinCount(Function):
         n = max(int(x.max()) + 1 if x.size else 0, minlength)
         if weights is None:
             return xp.bincount(x, minlength=n).astype("int64")
-        dt = weights.dtype if weights.dtype.kind == "f" else xp.dtype("float64")
-        return xp.bincount(x, weights=weights.astype("float64"), minlength=n).astype(dt)
+        if weights.dtype != xp.float32:
+            return xp.bincount(x, weights=weights.astype("float64"), minlength=n)
+        out = xp.zeros(n, weights.dtype)  # float32 sums accumulate in float32, in order
+        xp.add.at(out, x, weights)
+        return out
 
 
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least ``minlength``
-    counts); with ``weights``, their sums per value (in the weights' float dtype, else float64).
+    counts); with ``weights``, their sums per value (float32 for float32 weights, else float64).
 
     Example::
 
@@ -323,8 +326,6 @@ def bincount(input, weights=None, minlength=0):
 
 
 class Histc(Function):
-    half_in_float32 = True
-
     @staticmethod
     def forward(ctx, x, bins, lo, hi):
         xp = ctx.xp
@@ -332,9 +333,15 @@ class Histc(Function):
             lo, hi = float(x.min()), float(x.max())
         if lo == hi:
             lo, hi = lo - 1, hi + 1
-        counts, _ = xp.histogram(x, bins=bins, range=(lo, hi))
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+        # the bin of each element by division in the input's dtype; the last bin includes its right edge
+        lo, hi = xp.asarray(lo, x.dtype), xp.asarray(hi, x.dtype)
+        x = x[(x >= lo) & (x <= hi)]
+        pos = ((x - lo) * xp.asarray(bins, x.dtype) / (hi - lo)).astype(xp.int64)
+        counts = xp.bincount(xp.minimum(pos, bins - 1), minlength=bins).astype(x.dtype)
         ctx.mark_non_differentiable(counts)
-        return counts.astype(x.dtype)
+        return counts
 
 
 def histc(input, bins=100, min=0, max=0):

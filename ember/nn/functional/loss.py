@@ -85,6 +85,8 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
                          f"({target.shape[0]}).")
     if target.dtype not in (_dtype.int64, _dtype.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_tname(target.dtype)}")
+    if target.dtype is _dtype.uint8 and input.ndim > 2:  # spatial targets are Long only
+        raise RuntimeError("expected scalar type Long but found Byte")
     c = input.shape[0 if input.ndim == 1 else 1]
     if weight is not None:
         if weight.ndim != 1 or weight.numel() != c:

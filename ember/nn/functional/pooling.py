@@ -230,6 +230,9 @@ def _adaptive_args(input, output_size, n, op):
     if len(out) != n:
         raise RuntimeError(f"{op}: output_size must be {n}")
     out = tuple(s if o is None else int(o) for o, s in zip(out, sizes))
+    if min(out) < 0:
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, out))}}}")
     unbatched = input.ndim == n + 1
     return (input.unsqueeze(0) if unbatched else input), unbatched, sizes, out
 
@@ -244,7 +247,9 @@ def _adaptive_avg(input, output_size, n):
     x, unbatched, sizes, out = _adaptive_args(input, output_size, n, op)
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f'"{op}" not implemented for \'{_dtype.scalar_name(x.dtype)}\'')
-    if all(s % o == 0 for s, o in zip(sizes, out)):  # windows tile the input: plain average pooling
+    if 0 in out:
+        y = x.flatten(2)[:, :, :0].reshape(x.shape[:2] + out)
+    elif all(s % o == 0 for s, o in zip(sizes, out)):  # windows tile the input: plain average pooling
         k = tuple(s // o for s, o in zip(sizes, out))
         plan = Plan(x.shape, k, k, (1,) * n, ((0, 0),) * n)
         y = WindowSum.apply(x, plan=plan, divisor=float(math.prod(k)))
@@ -296,7 +301,10 @@ def adaptive_avg_pool3d(input, output_size):
 def _adaptive_max(input, output_size, return_indices, n):
     op = f"adaptive_max_pool{n}d"
     x, unbatched, sizes, out = _adaptive_args(input, output_size, n, op)
-    if all(s % o == 0 for s, o in zip(sizes, out)):
+    if 0 in out:
+        empty = x.flatten(2)[:, :, :0].reshape(x.shape[:2] + out)
+        r = empty, empty.detach().long()
+    elif all(s % o == 0 for s, o in zip(sizes, out)):
         k = tuple(s // o for s, o in zip(sizes, out))
         r = MaxPool.apply(x, plan=Plan(x.shape, k, k, (1,) * n, ((0, 0),) * n), indices=True)
     else:

@@ -65,6 +65,21 @@ class ResampleAdjoint(Function):
         return Resample.apply(grad, taps=ctx.taps, axis=ctx.axis)
 
 
+class FixedPointResample(Function):
+    """Resample of a uint8 image along ``axis`` in fixed point: ``clip((2**(p-1) + sum of x[idx] * w) >> p, 0,
+    255)`` with integer weights ``w`` of ``precision`` p bits, one column of ``idx``/``w`` per tap."""
+
+    @staticmethod
+    def forward(ctx, x, idx, w, precision, axis):
+        xp = ctx.xp
+        shape = [1] * x.ndim
+        shape[axis] = idx.shape[0]
+        acc = xp.full(x.shape[:axis] + (idx.shape[0],) + x.shape[axis + 1:], 1 << (precision - 1), xp.int32)
+        for t in range(idx.shape[1]):
+            acc += xp.take(x, idx[:, t], axis=axis).astype(xp.int32) * w[:, t].reshape(shape)
+        return xp.clip(acc >> precision, 0, 255).astype(xp.uint8)
+
+
 def _tap(xp, idx, w, ndim, axis):
     """A Resample tap on the device: indices, weights shaped to broadcast along ``axis``, and for the adjoint the
     distinct indices with, per offset t into their runs, (which runs are longer than t, their t-th positions)."""
@@ -158,14 +173,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            ", ".join(f"{a}: {o}" for a, o in zip(names, out)) + ")")
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
-    if mode not in ("nearest", "nearest-exact") and not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"upsample_{mode}{dim}d" not implemented for '
+    fixed_point = input.dtype is _dtype.uint8 and mode in ("bilinear", "bicubic")
+    if not (input.dtype.is_floating_point or fixed_point or input.dtype is _dtype.uint8 and "nearest" in mode):
+        kernel = f"upsample_{mode}{dim}d" if "nearest" not in mode else (
+            "upsample_nearest2d_channels_last" if dim == 2 else "compute_indices_weights_nearest")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
+    half = input.dtype in (_dtype.float16, _dtype.bfloat16) and "nearest" not in mode
+    if half and antialias and input.device.type == "cpu":
+        raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
                                   f"'{_dtype.scalar_name(input.dtype)}'")
     scales = scales or [None] * dim
     xp = array_module(input.device)
     # float32 index arithmetic for float32/half inputs, as torch's kernels do it
     ctype = np.float64 if input.dtype is _dtype.float64 else np.float32
-    x = input
+    x = input.float() if half else input  # half precision is rounded once, at the end
     for d in reversed(range(dim)):  # last dim first: the same order of operations as torch's kernels
         ax, n_in, n_out, scale = 2 + d, spatial[d], out[d], scales[d]
         if mode in ("nearest", "nearest-exact"):
@@ -173,12 +194,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             if not np.array_equal(idx, np.arange(n_in)):
                 x = Resample.apply(x, taps=(_tap(xp, idx, None, input.ndim, ax),), axis=ax)
             continue
+        if n_in == n_out and (fixed_point or antialias or mode != "bicubic"):
+            continue  # a dim keeping its size is copied, whatever the scale factor (plain bicubic resamples it)
+        if fixed_point:
+            idx, w, bits = _fixed_point_taps(n_in, n_out, scale, align_corners, mode == "bicubic", antialias)
+            x = FixedPointResample.apply(x, idx=xp.asarray(idx), w=xp.asarray(w), precision=bits, axis=ax)
+            continue
         if antialias:
             taps = _antialias_taps(n_in, n_out, scale, align_corners, ctype, mode == "bicubic")
         else:
             taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(n_in, n_out, scale, align_corners, ctype)
         x = Resample.apply(x, taps=tuple(_tap(xp, idx, w, input.ndim, ax) for idx, w in taps), axis=ax)
-    return x
+    return x.to(input.dtype) if half else x
 
 
 def _source_scale(n_in, n_out, scale, align_corners, ctype):
@@ -234,16 +261,23 @@ def _cubic_taps(n_in, n_out, scale, align_corners, ctype):
 def _antialias_taps(n_in, n_out, scale, align_corners, ctype, cubic):
     """torch's antialiased weights: the linear (triangle) or cubic (Keys, A = -0.5) filter stretched by the
     downscaling factor, normalised per output; taps beyond a window repeat its last index with weight 0."""
-    s = float(_source_scale(n_in, n_out, scale, align_corners, ctype))
-    support = (2.0 if cubic else 1.0) * max(s, 1.0)
-    invscale = 1.0 / s if s >= 1.0 else 1.0
-    center = s * (np.arange(n_out) + 0.5)
-    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
-    size = np.minimum((center + support + 0.5).astype(np.int64), n_in) - xmin
-    size = np.clip(size, 0, int(math.ceil(support)) * 2 + 1)
+    idx, w = _windows(n_in, n_out, float(_source_scale(n_in, n_out, scale, align_corners, ctype)), cubic, True, 0.0)
+    return tuple((idx[:, t], w[:, t].astype(ctype)) for t in range(idx.shape[1]))
+
+
+def _windows(n_in, n_out, s, cubic, antialias, delta):
+    """Per output, the input indices (n_out, k) and normalised float64 weights of the linear (triangle) or cubic
+    filter (Keys, A = -0.5) around ``s * (i + 0.5 - delta)``, stretched by the downscaling factor ``s`` when
+    ``antialias``; windows are cut at the borders, and taps beyond a window repeat its last index with weight 0."""
+    support = (2.0 if cubic else 1.0) * (max(s, 1.0) if antialias else 1.0)
+    invscale = 1.0 / s if s >= 1.0 and antialias else 1.0
+    center = s * (np.arange(n_out) + 0.5 - delta)
+    xmin = np.maximum((center - support + 0.5 + delta).astype(np.int64), 0)
+    size = np.minimum((center + support + 0.5 + delta).astype(np.int64), n_in) - xmin
+    size = np.clip(size, 0, int(math.ceil(support)) * 2 + 1 if antialias else int(2 * support))
     k = int(size.max())
     j = np.arange(k)[None, :]
-    x = np.abs((j + xmin[:, None] - center[:, None] + 0.5) * invscale)
+    x = np.abs((j + xmin[:, None] - center[:, None] + 0.5 - delta) * invscale)
     if cubic:
         a = -0.5
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
@@ -253,8 +287,28 @@ def _antialias_taps(n_in, n_out, scale, align_corners, ctype, cubic):
     w = np.where(j < size[:, None], w, 0.0)
     total = w.sum(1, keepdims=True)
     w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
-    idx = np.minimum(xmin[:, None] + j, np.maximum(xmin + size - 1, 0)[:, None])
-    return tuple((idx[:, t], w[:, t].astype(ctype)) for t in range(k))
+    return np.minimum(xmin[:, None] + j, np.maximum(xmin + size - 1, 0)[:, None]), w
+
+
+def _fixed_point_taps(n_in, n_out, scale, align_corners, cubic, antialias):
+    """The taps of a uint8 resize: indices (n_out, k), int32 weights (n_out, k) and their precision, the most bits
+    that keep the largest weight below 2**15. Unantialiased cubic taps clamp at the borders (the weights of taps
+    on one pixel add up); the others cut their windows there."""
+    if cubic and not antialias:
+        taps = _cubic_taps(n_in, n_out, scale, align_corners, np.float64)
+        idx, w = np.stack([t[0] for t in taps], 1), np.stack([t[1] for t in taps], 1)
+        for t in range(idx.shape[1] - 1, 0, -1):
+            same = idx[:, t] == idx[:, t - 1]
+            w[:, t - 1] += np.where(same, w[:, t], 0.0)
+            w[:, t] = np.where(same, 0.0, w[:, t])
+    else:
+        s = float(_source_scale(n_in, n_out, scale, align_corners, np.float64))
+        idx, w = _windows(n_in, n_out, s, cubic, antialias, 0.5 if align_corners and not antialias else 0.0)
+    bits, top = 0, w.max()
+    while bits < 22 and int(0.5 + top * (1 << (bits + 1))) < 1 << 15:
+        bits += 1
+    v = w * (1 << bits)
+    return idx, np.trunc(v + np.where(v < 0, -0.5, 0.5)).astype(np.int32), bits
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -205,6 +205,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
                            f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    for d in range(2, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {d} being empty")
+    if not input.dtype.is_floating_point:
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if n == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
     if grid.dtype is not input.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_name(input.dtype)} but found "
                            f"{_dtype.scalar_name(grid.dtype)}")
@@ -241,16 +248,19 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     result = None
     if mode == "bicubic":  # 4 x 4 taps around the point, weighted by the cubic convolution kernel (A = -0.75)
         weights = [_cubic_kernel(c - lo) for c, lo in zip(coords, lows)]
-        for i in range(4):
+        for i in range(4):  # each row of taps interpolated along x, then the rows along y
+            row = None
             for j in range(4):
                 tap = [_pad_coord(lows[0] + (i - 1), sizes[0], align_corners, padding_mode),
                        _pad_coord(lows[1] + (j - 1), sizes[1], align_corners, padding_mode)]
                 vals, inside = sample(tap)
-                weight = weights[0][i] * weights[1][j]
+                weight = weights[1][j]
                 if padding_mode == "zeros":
                     weight = weight * inside.squeeze(1).to(weight.dtype)
                 term = vals * weight.unsqueeze(1)
-                result = term if result is None else result + term
+                row = term if row is None else row + term
+            term = row * weights[0][i].unsqueeze(1)
+            result = term if result is None else result + term
         return result
     for corner in range(2 ** n):
         bits = [(corner >> (n - 1 - d)) & 1 for d in range(n)]
@@ -281,17 +291,23 @@ def _cubic_kernel(t):
     def far(x):  # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
-    return far(t + 1), near(t), near(1 - t), far(2 - t)
+    u = 1 - t
+    return far(t + 1), near(t), near(u), far(u + 1)
 
 
 def _pad_coord(coord, size, align_corners, padding_mode):
     """A pixel coordinate with the padding mode applied (clipped or reflected into the input)."""
     if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size)
     if padding_mode == "reflection":
         lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        return _reflect(coord, lo, hi).clamp(0, size - 1)
+        return _clip(_reflect(coord, lo, hi), size)
     return coord
+
+
+def _clip(coord, size):
+    """``coord`` clipped to [0, size - 1]; the borders count as outside, where the gradient is 0."""
+    return coord.where((coord > 0) & (coord < size - 1), coord.detach().clamp(0, size - 1))
 
 
 def _reflect(coord, twice_low, twice_high):
