@@ -314,6 +314,11 @@ class Tensor:
             return a.astype(dtype)
         return a.copy() if copy else a
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy's ufuncs on tensors give tensors: ``np.sqrt(t)`` is a CPU tensor (bool results as uint8)."""
+        from ._creation import from_numpy
+        return from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
+
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if self._requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")

@@ -100,9 +100,15 @@ def _reduce(op, combine):
                 dt = x.dtype if dtype is None else np.dtype(dtype)
             y = _split(lambda piece, ax, out: part(piece, ax, out, dt), combine, x, axis, keepdims, dt)
             if y is not None:
-                return y
-        return reduce(x, axis, dtype, out=..., keepdims=keepdims)
+                return _c_order(y)
+        return _c_order(reduce(x, axis, dtype, out=..., keepdims=keepdims))
     return run
+
+
+def _c_order(y):
+    """``y``, a reduction of a permuted array (which NumPy lays out as its input), in C order: the result's layout
+    whatever the input's."""
+    return y if y.flags.c_contiguous else np.ascontiguousarray(y)
 
 
 def _combine(op):
@@ -123,7 +129,7 @@ _any = _reduce(np.logical_or, _combine(np.logical_or))
 def sum(x, axis, keepdims=False, dtype=None):
     """``x.sum(axis, dtype, keepdims=keepdims)``."""
     if x.__class__ is _ndarray:
-        if x.size < MIN_SIZE:  # the common small case, one call
+        if x.size < MIN_SIZE and x.flags.c_contiguous:  # the common small case, one call
             return _add_reduce(x, axis, dtype, out=..., keepdims=keepdims)
         return _sum(x, axis, keepdims, dtype)
     return x.sum(axis, dtype, None, keepdims)

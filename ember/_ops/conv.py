@@ -201,7 +201,9 @@ class Conv(Function):
 def _bias_grad(xp, g):
     """The sum of g (B, O, *out) over all but its channels: as products with a vector of ones, the rows' sums run at
     the BLAS's speed (NumPy's sum over axes (0, 2, 3) is 3x slower)."""
-    if g.dtype.kind != "f" or g.dtype.itemsize < 4:
+    if g.dtype.itemsize == 2:  # float16/bfloat16: accumulated in float32, rounded once
+        return g.sum((0,) + tuple(range(2, g.ndim)), dtype=xp.float32).astype(g.dtype)
+    if g.dtype.kind != "f":
         return g.sum((0,) + tuple(range(2, g.ndim)))
     rows = g.reshape(g.shape[:2] + (math.prod(g.shape[2:]),))
     return (rows @ xp.ones(rows.shape[2], g.dtype)).sum(0)

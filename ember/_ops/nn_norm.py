@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled
@@ -248,6 +249,9 @@ class Normalize(Function):
         xp = ctx.xp
         dt = g._data.dtype
         wrap = lambda a: None if a is None else Tensor._make(a.astype(dt, copy=False), g.dtype, g.device)
+        # the weight's and bias's gradients stay in the dtype computed in (float32 for halves): the engine casts them
+        # to the parameters' dtypes, so float32 parameters of a half input get them unrounded
+        keep = lambda a: None if a is None else Tensor._make(a, _dtype.from_numpy_dtype(a.dtype), g.device)
         if ctx.rows is not None:
             n, mean, var = ctx.rows
             wa = None if w is None else w._data.reshape(n).astype(var.dtype, copy=False)
@@ -255,8 +259,8 @@ class Normalize(Function):
             xa = x._data.astype(var.dtype, copy=False).reshape(-1, n)
             with _quiet(xp):
                 gx, gw, gb = rows_backward(ga, xa, wa, mean, var, ctx.eps, need)
-            shaped = lambda a, shape: None if a is None else wrap(a.reshape(shape))
-            return shaped(gx, x.shape), shaped(gw, None if w is None else w.shape), shaped(gb, ctx.bshape)
+            shaped = lambda a, shape, as_tensor=keep: None if a is None else as_tensor(a.reshape(shape))
+            return shaped(gx, x.shape, wrap), shaped(gw, None if w is None else w.shape), shaped(gb, ctx.bshape)
         xhat, rstd = ctx.xhat, ctx.rstd
         ga = g._data.astype(xhat.dtype, copy=False)
         wa = None if w is None else w._data.astype(xhat.dtype, copy=False)
@@ -275,4 +279,4 @@ class Normalize(Function):
                 if ctx.center:
                     gx -= gxhat.sum(axis=ctx.axes, keepdims=True) / ctx.n
                 gx *= rstd
-        return wrap(gx), wrap(gw), wrap(gb)
+        return wrap(gx), keep(gw), keep(gb)

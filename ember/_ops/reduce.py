@@ -283,7 +283,7 @@ class Var(Function):
             ss = reduction.moments(x, dims)[1] if _count(x.shape, dims) else x.sum(dims, None, None, True)
             if not keepdim:
                 ss = ss.reshape([s for i, s in enumerate(x.shape) if i not in dims])
-            y = (ss / builtins.max(ctx.dof, 0)).astype(x.dtype)
+            y = (ss / builtins.max(ctx.dof, 0)).astype(x.dtype, order="C")  # C order whatever the input's
             if sqrt:
                 y = xp.sqrt(y)
         if ctx.dof <= 0:

@@ -13,8 +13,8 @@ from .. import _dtype
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .reduce import sum as _sum
-from ._strided import Gather, ViewScatter
-from .memory_format import clone, contiguous, contiguous_format
+from ._strided import Gather, ViewScatter, elem_strides
+from .memory_format import clone, contiguous, contiguous_format, suggest_format
 from .view import Diagonal, expand, flatten, narrow, reshape, transpose, unsqueeze
 from .view import diagonal as _diagonal
 
@@ -33,7 +33,13 @@ class Cat(Function):
         ctx.sizes = [None if _skipped(x) else x.shape[dim] for x in xs]
         ctx.dim = dim
         kept = [x for x in xs if not _skipped(x)]
-        return ctx.xp.concatenate(kept, axis=dim) if kept else xs[0].copy()
+        if not kept:
+            return xs[0].copy()
+        if all(x.flags.c_contiguous for x in kept) or \
+                all(suggest_format(x.shape, elem_strides(x)) is not contiguous_format for x in kept):
+            return ctx.xp.concatenate(kept, axis=dim)  # C-contiguous, or channels_last as all the inputs
+        shape = kept[0].shape[:dim] + (sum(x.shape[dim] for x in kept),) + kept[0].shape[dim + 1:]
+        return ctx.xp.concatenate(kept, axis=dim, out=ctx.xp.empty(shape, kept[0].dtype))
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,18 +1,20 @@
 """softmax, log_softmax and softmin along a dimension: stable at large logits, with one-line backwards."""
 
-__all__ = ["softmax", "log_softmax"]
+__all__ = ["softmax", "log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"]
 import warnings
 
+from .. import _dtype
 from .._tensor import register, wrap_dim
 from ..autograd.function import Function
 from .reduce import _quiet, _tname, numpy_aliases
 
 
 def _shifted(xp, x, dim):
-    """``x`` minus its max along ``dim`` (so that exp never overflows), as a new array."""
+    """``x`` minus its max along ``dim`` (so that exp never overflows), as a new C-contiguous array: the results
+    are contiguous whatever the input's layout."""
     if x.shape[dim] == 0:
         return x.copy()
-    return x - xp.amax(x, axis=dim, keepdims=True)
+    return xp.subtract(x, xp.amax(x, axis=dim, keepdims=True), out=xp.empty(x.shape, x.dtype))
 
 
 def _axis(t, dim):
@@ -141,6 +143,36 @@ def log_softmax(input, dim, dtype=None):
         tensor([-10000.,      0.])
     """
     return _apply(LogSoftmax, "log_softmax", input, dim, dtype)
+
+
+def _backward_data(op, grad_output, output, dim, input_dtype):
+    if grad_output.dtype is not output.dtype or _dtype.to_dtype(input_dtype) is not grad_output.dtype:
+        other = output.dtype if grad_output.dtype is not output.dtype else _dtype.to_dtype(input_dtype)
+        raise RuntimeError(f"expected scalar type {_tname(grad_output.dtype)} but found {_tname(other)}")
+    if grad_output.shape != output.shape:
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {list(grad_output.shape)} does not equal {list(output.shape)} (while "
+                           f"checking arguments for {op.__name__[:-8].lower()}_backward)")
+    return op.apply(grad_output, output, dim=_axis(output, wrap_dim(dim, output.ndim)))
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of ``softmax`` along ``dim`` from its ``output`` and the gradient ``grad_output`` of it, in
+    ``input_dtype`` (the dtype of both); differentiable.
+
+    Example::
+
+        >>> y = ember.tensor([0., 1.]).softmax(0)
+        >>> ember._softmax_backward_data(ember.tensor([1., 0.]), y, 0, ember.float32)
+        tensor([ 0.1966, -0.1966])
+    """
+    return _backward_data(SoftmaxBackward, grad_output, output, dim, input_dtype)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of ``log_softmax`` along ``dim`` from its ``output`` and the gradient ``grad_output`` of it, in
+    ``input_dtype`` (the dtype of both); differentiable."""
+    return _backward_data(LogSoftmaxBackward, grad_output, output, dim, input_dtype)
 
 
 def implicit_dim(name, ndim, stacklevel):

@@ -139,6 +139,8 @@ def expand_as(input, other):
 
 
 class SumToSize(Function):
+    half_in_float32 = True  # float16/bfloat16 accumulate in float32, rounded once
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape

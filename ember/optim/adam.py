@@ -1,7 +1,7 @@
 """Adam, with optional AMSGrad and decoupled (AdamW) weight decay."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _lerp_, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _alpha, _grad_array, _lerp_, _opmath, _real, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["Adam"]
 
@@ -22,8 +22,8 @@ def _check_betas(lr, eps, betas, weight_decay):
 def _moments(xp, g, exp_avg, exp_avg_sq, beta1, beta2, tmp):
     """The first and second moment updates shared by the Adam family."""
     _lerp_(xp, exp_avg, g, 1 - beta1, tmp)
-    exp_avg_sq *= beta2
-    xp.multiply(g, 1 - beta2, out=tmp)
+    xp.multiply(exp_avg_sq, beta2, out=exp_avg_sq, dtype=_opmath(tmp))
+    xp.multiply(g, 1 - beta2, out=tmp, dtype=_opmath(tmp))
     tmp *= g
     exp_avg_sq += tmp
 
@@ -86,12 +86,12 @@ class Adam(Optimizer):
         step_t = state["step"]._data
         step_t += 1
         step = step_t.item()
+        tmp = xp.empty_like(param, dtype=_opmath(param))  # float32 for halves: each in-place op rounds once
         if wd != 0:
             if group["decoupled_weight_decay"]:
-                param *= 1 - lr * wd
+                xp.multiply(param, 1 - lr * wd, out=param, dtype=tmp.dtype)
             else:
-                g = param * wd + g
-        tmp = xp.empty_like(param)
+                g = (xp.multiply(param, _alpha(param, wd), dtype=tmp.dtype) + g).astype(param.dtype, copy=False)
         _moments(xp, g, exp_avg, exp_avg_sq, beta1, beta2, tmp)
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
@@ -99,9 +99,10 @@ class Adam(Optimizer):
             max_sq = _real(state["max_exp_avg_sq"]._data)
             xp.maximum(max_sq, exp_avg_sq, out=max_sq)
             exp_avg_sq = max_sq
-        xp.sqrt(exp_avg_sq, out=tmp)  # tmp is the denominator from here
-        tmp /= bias_correction2_sqrt
-        tmp += eps
-        xp.divide(exp_avg, tmp, out=tmp)
+        # the denominator, in the parameter's dtype (tmp itself unless that is a half)
+        den = xp.sqrt(exp_avg_sq, out=tmp if tmp.dtype == param.dtype else None)
+        xp.divide(den, bias_correction2_sqrt, out=den, dtype=tmp.dtype)
+        xp.add(den, eps, out=den, dtype=tmp.dtype)
+        xp.divide(exp_avg, den, out=tmp, dtype=tmp.dtype)
         tmp *= -step_size
         param += tmp

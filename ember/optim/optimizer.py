@@ -90,6 +90,7 @@ def _with_hooks(step):
         if not (self._optimizer_step_pre_hooks or self._optimizer_step_post_hooks or _global_optimizer_pre_hooks
                 or _global_optimizer_post_hooks):
             return step(self, *args, **kwargs)
+        args = (self, *args)  # the hooks see the optimizer as the first of ``args``
         for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = pre(self, args, kwargs)
             if result is not None:
@@ -98,7 +99,7 @@ def _with_hooks(step):
                 else:
                     raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
                                        f"{result}.")
-        out = step(self, *args, **kwargs)
+        out = step(*args, **kwargs)
         for post in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
             post(self, args, kwargs)
         return out
@@ -413,14 +414,26 @@ def _real(a):
     return a.view(a.real.dtype) if a.dtype.kind == "c" else a
 
 
+def _opmath(a):
+    """The dtype to compute updates of array ``a`` in: float32 for float16/bfloat16 (rounded once per in-place
+    op), else its own."""
+    return np.dtype(np.float32) if a.dtype in (_dtype.float16.np, _dtype.bfloat16.np) else a.dtype
+
+
+def _alpha(a, value):
+    """``value`` as the ``alpha`` of an ``add`` on array ``a``: rounded to ``a``'s dtype, as torch takes it."""
+    return float(a.dtype.type(value))
+
+
 def _grad_array(p, grad, maximize):
     g = _real(grad._data)
     return -g if maximize else g
 
 
 def _lerp_(xp, start, end, weight, tmp):
-    """``start += weight * (end - start)`` in place, with torch's two formulas (exact at weight 0 and 1)."""
-    xp.subtract(end, start, out=tmp)
+    """``start += weight * (end - start)`` in place, with torch's two formulas (exact at weight 0 and 1), computed
+    in float32 for halves (rounded once)."""
+    xp.subtract(end, start, out=tmp, dtype=_opmath(tmp))
     if abs(weight) < 0.5:
         tmp *= weight
         start += tmp

@@ -3,7 +3,7 @@ import numpy as np
 
 from .._kernels import compiled
 from .._tensor import Tensor
-from .optimizer import Optimizer, _real, _to_scalar
+from .optimizer import Optimizer, _alpha, _opmath, _real, _to_scalar, _xp
 
 __all__ = ["SGD"]
 
@@ -69,7 +69,7 @@ class SGD(Optimizer):
                 param.flags.c_contiguous and g.flags.c_contiguous and (buf is None or buf.flags.c_contiguous):
             fused = compiled.kernel("sgd", param.size)
         if fused is None:
-            _step_numpy(param, g, buf, *options, *flags)
+            _step_numpy(_xp(p), param, g, buf, *options, *flags)
         else:
             flat = param.reshape(-1)
             fused(flat, g.reshape(-1), flat if buf is None else buf.reshape(-1), *map(param.dtype.type, options),
@@ -79,18 +79,23 @@ class SGD(Optimizer):
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _step_numpy(param, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+def _step_numpy(xp, param, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
     """One SGD step of ``param`` in place (the reference of ``compiled.sgd``): ``buf`` is the momentum buffer, set
-    to the gradient on the ``first`` step."""
+    to the gradient on the ``first`` step. Each op computes in float32 for halves, rounding once."""
+    dt = _opmath(param)
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = param * weight_decay + g
+        g = xp.add(g, xp.multiply(param, _alpha(param, weight_decay), dtype=dt)).astype(param.dtype, copy=False)
     if momentum != 0:
         if first:
             buf[...] = g
         else:
-            buf *= momentum
-            buf += g if dampening == 0 else g * (1 - dampening)
-        g = buf * momentum + g if nesterov else buf
-    param -= g * lr
+            xp.multiply(buf, momentum, out=buf, dtype=dt)
+            xp.add(buf, g if dampening == 0 else xp.multiply(g, _alpha(g, 1 - dampening), dtype=dt), out=buf,
+                   dtype=dt)
+        if nesterov:
+            g = xp.add(g, xp.multiply(buf, _alpha(buf, momentum), dtype=dt)).astype(param.dtype, copy=False)
+        else:
+            g = buf
+    xp.subtract(param, xp.multiply(g, _alpha(param, lr), dtype=dt), out=param, dtype=dt)

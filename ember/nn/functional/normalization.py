@@ -5,6 +5,7 @@ import math
 
 from ... import _dtype
 from ..._creation import zeros
+from ..._ops.memory_format import contiguous, suggest_format
 from ..._ops.nn_norm import Normalize
 from ..._ops.shape import cat
 from ...autograd.grad_mode import no_grad
@@ -18,6 +19,24 @@ def _verify_batch_size(size):
 def _check_numel(name, t, n):
     if t is not None and t.numel() != n:
         raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}")
+
+
+def _mixed(input, *params):
+    """Whether the parameters (running statistics, weight, bias; None where absent) are float32 for a float16 or
+    bfloat16 ``input``: the one mix of dtypes the normalizations accept on the CPU, with a result in the input's
+    dtype."""
+    given = [p for p in params if p is not None]
+    if input.device.type != "cpu" or not given or given[0].dtype is input.dtype:
+        for p in given:
+            if p.dtype is not input.dtype:
+                raise RuntimeError(f"expected scalar type {_dtype.scalar_name(input.dtype)} but found "
+                                   f"{_dtype.scalar_name(p.dtype)}")
+        return False
+    if any(p.dtype is not _dtype.float32 for p in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
 
 
 def _channel_view(t, ndim):
@@ -59,12 +78,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = size[1] if len(size) > 1 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         _check_numel(name, t, c)
+    _mixed(input, weight, bias, running_mean, running_var)
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation "
                                "mode")
         return _eval_norm(input, running_mean, running_var, weight, bias, eps)
     axes = (0,) + tuple(range(2, input.ndim))
+    input = contiguous(input, suggest_format(input.shape, input.stride()))  # the result's layout: channels_last kept
     y, mean, var = Normalize.apply(input, _channel_view(weight, input.ndim), _channel_view(bias, input.ndim),
                                    axes=axes, eps=eps)
     if running_mean is not None:
@@ -87,12 +108,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
+    _mixed(input, weight, bias, running_mean, running_var)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         return _eval_norm(input, running_mean, running_var, weight, bias, eps)
-    y, mean, var = Normalize.apply(input, _channel_view(weight, input.ndim), _channel_view(bias, input.ndim),
-                                   axes=tuple(range(2, input.ndim)), eps=eps)
+    y, mean, var = Normalize.apply(contiguous(input), _channel_view(weight, input.ndim),
+                                   _channel_view(bias, input.ndim), axes=tuple(range(2, input.ndim)), eps=eps)
     if running_mean is not None:
         _update(running_mean, mean.reshape(n, c).mean(0), momentum)
     if running_var is not None:
@@ -123,16 +145,20 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         tensor([[-1.0000,  1.0000]])
     """
     axes = _normalized_axes(input, normalized_shape, weight, bias)
-    return Normalize.apply(input, weight, bias, axes=axes, eps=eps)[0]
+    _mixed(input, weight, bias)
+    return Normalize.apply(contiguous(input), weight, bias, axes=axes, eps=eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``input / sqrt(mean(input ** 2) + eps) * weight`` over the trailing ``normalized_shape`` dims; ``eps``
     defaults to the input dtype's machine epsilon."""
     axes = _normalized_axes(input, normalized_shape, weight, None, tail_sep="")
-    if eps is None:
-        eps = _dtype.finfo(input.dtype).eps
-    return Normalize.apply(input, weight, None, axes=axes, eps=eps, center=False)[0]
+    half = input.dtype in (_dtype.float16, _dtype.bfloat16)
+    if eps is None:  # of the dtype computed in: float32 for halves
+        eps = _dtype.finfo(_dtype.float32 if half else input.dtype).eps
+    if weight is not None and weight.dtype is not input.dtype and not half:  # the result has the input's dtype
+        weight = weight.to(input.dtype)
+    return Normalize.apply(contiguous(input), weight, None, axes=axes, eps=eps, center=False)[0]
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -148,6 +174,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if _mixed(input, weight, bias):  # the affine in float32 too, rounded once to the input's dtype
+        g, shape = (num_groups, c // num_groups, 1), (n, num_groups, c // num_groups, math.prod(input.shape[2:]))
+        return Normalize.apply(input.reshape(shape), None if weight is None else weight.reshape(g),
+                               None if bias is None else bias.reshape(g), axes=(2, 3), eps=eps)[0].reshape(input.shape)
     y = Normalize.apply(input.reshape(n, num_groups, -1), None, None, axes=(2,), eps=eps)[0].reshape(input.shape)
     if weight is not None:
         y = y * _channel_view(weight, input.ndim)
