@@ -72,7 +72,9 @@ from ._settings import (set_float32_matmul_precision, get_float32_matmul_precisi
                         is_deterministic_algorithms_warn_only_enabled)
 # the legacy and environment API that torch scripts touch in their boilerplate
 from ._legacy import *  # noqa: F401,F403
-from ._layout import layout, strided
+from ._layout import layout, strided, sparse_coo
+from ._sparse import sparse_coo_tensor, spmm
+from . import sparse
 from ._sym import *  # noqa: F401,F403
 from ._interop import get_num_interop_threads, set_num_interop_threads
 from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cpu_enabled

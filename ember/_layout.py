@@ -1,13 +1,13 @@
-"""Tensor layouts: ``ember.strided``, the only one ember has, and the layout queries of tensors (``layout``,
-``dim_order``, ``is_sparse`` ... all False, ``to_dense``)."""
+"""Tensor layouts: ``ember.strided`` (dense) and ``ember.sparse_coo`` (``ember._sparse``), and the layout queries of
+dense tensors (``layout``, ``dim_order``, ``is_sparse`` ... all False, ``to_dense``)."""
 from ._ops.memory_format import channels_last, memory_format
 from ._tensor import register
 
-__all__ = ["layout", "strided"]
+__all__ = ["layout", "strided", "sparse_coo"]
 
 
 class layout:
-    """How a tensor's elements are stored: ``ember.strided`` (dense, with strides) is ember's one layout."""
+    """How a tensor's elements are stored: ``ember.strided`` (dense, with strides) or ``ember.sparse_coo``."""
 
     __slots__ = ("name",)
 
@@ -22,6 +22,7 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
 
 
 def _layout(self):

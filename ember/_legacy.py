@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import cuda_available
+from ._layout import strided
 from ._tensor import Tensor, _LEGACY_NAMES, register
 
 _EXPORTED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
@@ -43,11 +44,12 @@ def _legacy_new(args, kwargs, dtype, device, what="new"):
 
 
 class tensortype(type):
-    """The metaclass of the legacy tensor types: ``isinstance(x, ember.FloatTensor)`` holds exactly for float32
+    """The metaclass of the legacy tensor types: ``isinstance(x, ember.FloatTensor)`` holds exactly for dense float32
     tensors on the CPU, and calling the type is torch's legacy constructor."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == cls._device_type
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == cls._device_type and \
+            obj.layout is strided
 
     def __call__(cls, *args, **kwargs):
         name = f"{cls.__module__.replace('ember', 'torch')}.{cls.__name__}"

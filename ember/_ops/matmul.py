@@ -140,7 +140,11 @@ def matmul(input, other, *, out=None):
         >>> ember.matmul(ember.ones(2, 3), ember.ones(3)).shape
         ember.Size([2])
     """
-    sa, sb = input._data.shape, other._data.shape
+    try:
+        sa, sb = input._data.shape, other._data.shape
+    except RuntimeError:  # a sparse COO operand has no dense array
+        from .._sparse import _mm
+        return write_out(_mm(input, other), out)
     if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and input.dtype is other.dtype is not _dtype.bool:
         r = Matmul.apply(input, other)  # two matrices that multiply: the common case needs no other check
         return r if out is None else write_out(r, out)
@@ -189,6 +193,11 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
+    try:
+        input._data, mat2._data
+    except RuntimeError:  # a sparse COO operand has no dense array
+        from .._sparse import mm as sparse_mm
+        return write_out(sparse_mm(input, mat2), out)
     _same_dtype(input, mat2)
     if input.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(input.shape)} and {_dims(mat2.shape)})")
