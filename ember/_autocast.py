@@ -70,3 +70,18 @@ def _to_float32(x):
 def float32_inputs(fn):
     """``fn`` (a loss) computing in float32 under autocast: its float16 and bfloat16 tensor arguments cast up."""
     return _casting(_to_float32, fn)
+
+
+def cpu_float32(x):
+    """``x`` cast to float32 if it is a float16 or bfloat16 CPU tensor under CPU autocast: the input of the ops only
+    CPU autocast runs in float32 (3-D pooling, unpooling, grid sampling)."""
+    active = ACTIVE.get()
+    if active is not None and "cpu" in active and _device_type(x) == "cpu" and x.dtype in (_dtype.float16,
+                                                                                          _dtype.bfloat16):
+        return x.to(_dtype.float32)
+    return x
+
+
+def cpu_float32_inputs(fn):
+    """``fn`` computing in float32 under CPU autocast: its float16 and bfloat16 CPU tensor arguments cast up."""
+    return _casting(cpu_float32, fn)

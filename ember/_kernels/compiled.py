@@ -12,6 +12,7 @@ import numpy as np
 
 MIN_SIZE = 1 << 14  # elements below which the NumPy reference runs (and numba is not imported for it)
 _FLAGS = {"reassoc", "contract", "arcp", "nsz"}
+_ROUNDED = {"resample_axis", "resample_axis_adjoint"}  # loops whose products are rounded before they are added
 _compiled = {}
 
 
@@ -26,7 +27,8 @@ def kernel(name, size):
         except ImportError:
             fn = None
         else:
-            fn = numba.njit(nogil=True, fastmath=_FLAGS, error_model="numpy", cache=True)(globals()["_" + name])
+            flags = _FLAGS - {"contract"} if name in _ROUNDED else _FLAGS
+            fn = numba.njit(nogil=True, fastmath=flags, error_model="numpy", cache=True)(globals()["_" + name])
         _compiled[name] = fn
     return fn
 
@@ -173,3 +175,134 @@ def _scatter_windows_2d(g, arg, dy, dx, sh, sw, ph, pw, disjoint, out):
                         out[n, iy, ix] = g[n, oy, ox]
                     else:
                         out[n, iy, ix] += g[n, oy, ox]
+
+
+# -- sampling at points (grid_sample, 2-D) -----------------------------------------------------------------------------
+def _neighbours_2d(px, py, h, w, one, idx, wt, dist):
+    """Per point of the pixel coordinates ``px``, ``py`` (N, P): the flat indices ``idx`` (K, N, P) of its
+    neighbours in an (h, w) image (-1 outside), their weights ``wt`` and, for K = 4 (bilinear: north-west,
+    north-east, south-west, south-east), the distances ``dist`` (fy, 1 - fy, fx, 1 - fx) to them; K = 1: the pixel
+    at the (rounded) point, weight 1. ``sample._neighbours_numpy`` is the reference."""
+    k_, n_, p_ = idx.shape
+    for n in range(n_):
+        for p in range(p_):
+            x, y = px[n, p], py[n, p]
+            if k_ == 1:
+                inside = x >= 0 and x < w and y >= 0 and y < h  # False for NaN
+                idx[0, n, p] = int(y) * w + int(x) if inside else -1
+                wt[0, n, p] = one
+                continue
+            x0, y0 = np.floor(x), np.floor(y)
+            fx, fy = x - x0, y - y0
+            ex, sy = one - fx, one - fy
+            wt[0, n, p], wt[1, n, p], wt[2, n, p], wt[3, n, p] = sy * ex, sy * fx, fy * ex, fy * fx
+            dist[0, n, p], dist[1, n, p], dist[2, n, p], dist[3, n, p] = fy, sy, fx, ex
+            ix = int(x0) if x0 >= -1 and x0 < w else -2  # -2: neither column inside
+            iy = int(y0) if y0 >= -1 and y0 < h else -2
+            for k in range(4):
+                cx, cy = ix + (k & 1), iy + (k >> 1)
+                inside = ix > -2 and iy > -2 and cx >= 0 and cx < w and cy >= 0 and cy < h
+                idx[k, n, p] = cy * w + cx if inside else -1
+
+
+def _sample_points(x, idx, wt, zero, out):
+    """``out[n, c, p] = sum over k of x[n, c, idx[k, n, p]] * wt[k, n, p]``, a value at index -1 (outside the
+    image) being ``zero``: x (N, C, S), idx and wt (K, N, P), K = 4 or 1. ``sample.sample_points_numpy`` is the
+    reference."""
+    k_, n_, p_ = idx.shape
+    for n in range(n_):
+        for c in range(x.shape[1]):
+            if k_ == 1:
+                for p in range(p_):
+                    i = idx[0, n, p]
+                    out[n, c, p] = (x[n, c, i] if i >= 0 else zero) * wt[0, n, p]
+                continue
+            for p in range(p_):
+                i0, i1, i2, i3 = idx[0, n, p], idx[1, n, p], idx[2, n, p], idx[3, n, p]
+                v0 = x[n, c, i0] if i0 >= 0 else zero
+                v1 = x[n, c, i1] if i1 >= 0 else zero
+                v2 = x[n, c, i2] if i2 >= 0 else zero
+                v3 = x[n, c, i3] if i3 >= 0 else zero
+                out[n, c, p] = v0 * wt[0, n, p] + v1 * wt[1, n, p] + v2 * wt[2, n, p] + v3 * wt[3, n, p]
+
+
+def _sample_points_grad(x, g, idx, wt, dist, zero, lanes, gx, gxy):
+    """The gradients of ``sample_points`` under ``g`` (N, C, P): adds ``wt * g`` into ``gx`` (N, C, S) at the
+    points' neighbours (if it has N rows), block of ``lanes`` points by block, one neighbour after the other within
+    a block (the order of a vectorized loop); and, for 4 bilinear neighbours and ``gxy`` of N rows, the derivatives
+    of the output by the points' x and y times ``g``, summed over the channels, into ``gxy[0]`` and ``gxy[1]`` (N,
+    P); ``dist`` holds each point's distances (fy, 1 - fy, fx, 1 - fx) to its neighbours."""
+    k_, n_, p_ = idx.shape
+    want_x, want_xy = gx.shape[0] == n_, gxy.shape[1] == n_ and k_ == 4
+    part = np.empty((k_, p_), gx.dtype)  # the products, rounded before they are added (no fused multiply-add)
+    for n in range(n_):
+        for c in range(x.shape[1]):
+            if want_x:
+                for k in range(k_):
+                    for p in range(p_):
+                        part[k, p] = wt[k, n, p] * g[n, c, p]
+                for s in range(0, p_, lanes):
+                    e = min(s + lanes, p_)
+                    for k in range(k_):
+                        for p in range(s, e):
+                            i = idx[k, n, p]
+                            if i >= 0:
+                                gx[n, c, i] += part[k, p]
+    if not want_xy:
+        return
+    for n in range(n_):
+        for c in range(x.shape[1]):
+            for p in range(p_):
+                go = g[n, c, p]
+                i = idx[0, n, p]
+                nw = x[n, c, i] if i >= 0 else zero
+                i = idx[1, n, p]
+                ne = x[n, c, i] if i >= 0 else zero
+                i = idx[2, n, p]
+                sw = x[n, c, i] if i >= 0 else zero
+                i = idx[3, n, p]
+                se = x[n, c, i] if i >= 0 else zero
+                gxy[0, n, p] += ((ne - nw) * dist[1, n, p] + (se - sw) * dist[0, n, p]) * go
+                gxy[1, n, p] += ((sw - nw) * dist[3, n, p] + (se - ne) * dist[2, n, p]) * go
+
+
+# -- resampling along one axis (interpolate) ---------------------------------------------------------------------------
+def _resample_axis(x, idx, wt, out):
+    """``out[a, o, b] = sum over t of x[a, idx[t, o], b] * wt[t, o]``: x (A, n_in, B), idx and wt (T, n_out).
+    ``upsampling.Resample`` holds the reference."""
+    a_, b_ = x.shape[0], x.shape[2]
+    t_, o_ = idx.shape
+    if b_ == 1:  # the last axis: tap by tap over a row (a gather that vectorizes)
+        for a in range(a_):
+            for t in range(t_):
+                for o in range(o_):
+                    v = x[a, idx[t, o], 0] * wt[t, o]
+                    out[a, o, 0] = v if t == 0 else out[a, o, 0] + v
+        return
+    for a in range(a_):
+        for o in range(o_):
+            i, w = idx[0, o], wt[0, o]
+            for b in range(b_):
+                out[a, o, b] = x[a, i, b] * w
+            for t in range(1, t_):
+                i, w = idx[t, o], wt[t, o]
+                for b in range(b_):
+                    out[a, o, b] += x[a, i, b] * w
+
+
+def _resample_axis_adjoint(g, idx, wt, out):
+    """The adjoint of ``resample_axis``: adds ``g[a, o, b] * wt[t, o]`` into the zeros ``out[a, idx[t, o], b]``."""
+    a_, b_ = g.shape[0], g.shape[2]
+    t_, o_ = idx.shape
+    if b_ == 1:
+        for a in range(a_):
+            for t in range(t_):
+                for o in range(o_):
+                    out[a, idx[t, o], 0] += g[a, o, 0] * wt[t, o]
+        return
+    for a in range(a_):
+        for o in range(o_):
+            for t in range(t_):
+                i, w = idx[t, o], wt[t, o]
+                for b in range(b_):
+                    out[a, i, b] += g[a, o, b] * w

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from .._creation import zeros
+from .._creation import check_fill, zeros
 from .._device import CPU, array_module
 from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
@@ -491,15 +491,24 @@ _TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", 
                "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+def check_fill_value(value, dt):
+    """torch's overflow check of the number, or CPU 0-d tensor, that a fill-like op writes into a ``dt`` tensor."""
+    if not isinstance(value, Tensor):
+        check_fill(value, dt)
+    elif value.device.type == "cpu":
+        check_fill(value.item(), dt)
+
+
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or a 0-d tensor) where the boolean ``mask`` holds."""
     if mask.dtype is not _dtype.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_TYPE_NAMES[mask.dtype.name]}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    check_fill_value(value, input.dtype)
     if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
         value = value.to(input.dtype)
     broadcast_pair(tuple(mask.shape), tuple(input.shape))
     return Where.apply(mask, value, input, dtype=input.dtype)

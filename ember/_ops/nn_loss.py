@@ -29,7 +29,7 @@ class ClassNLL(Function):
     half_in_float32 = True
 
     @staticmethod
-    def forward(ctx, x, target, weight, ignore_index, reduction, smoothing, logits):
+    def forward(ctx, x, target, weight, ignore_index, reduction, smoothing, logits, half=None):
         xp = ctx.xp
         m, c = x.shape
         valid = target != ignore_index
@@ -54,6 +54,8 @@ class ClassNLL(Function):
             loss = loss.sum()
             if reduction == "mean":
                 total = wt.sum()
+                if half is not None and w is None:  # torch counts a half input's rows in its dtype: 257 as 256
+                    total = total.astype(half).astype(x.dtype)
                 with _quiet(xp):
                     loss = loss / total
         ctx.reduction, ctx.smoothing, ctx.logits, ctx.total = reduction, smoothing, logits, total

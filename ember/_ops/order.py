@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype, return_types
+from .._autocast import float32_inputs
 from .._kernels import reduction
 from .._tensor import Tensor, register, wrap_dim, write_out
 from ..autograd.function import Function
@@ -484,6 +485,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 @numpy_aliases
+@float32_inputs
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-quantiles (a number or a 1-D tensor in [0, 1]) of ``input`` along ``dim`` (flattened when None).
     A 1-D ``q`` adds a leading dimension; ``interpolation`` is linear, lower, higher, midpoint or nearest.
@@ -497,6 +499,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
 
 
 @numpy_aliases
+@float32_inputs
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """:func:`quantile` ignoring NaNs (NaN only where every element is NaN)."""
     return write_out(_quantile("nanquantile", input, q, dim, keepdim, interpolation, True), out)

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._autocast import float32_inputs
 from .._device import array_module
 from .._kernels import reduction
 from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
@@ -254,6 +255,7 @@ class Prod(Function):
 
 
 @numpy_aliases
+@float32_inputs
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product over ``dim`` (an int) or of every element; integers and bools multiply in int64.
 

@@ -7,7 +7,7 @@ from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
-from .index import BasicIndex, Where, _const, _xp, pad_to
+from .index import BasicIndex, Where, _const, _xp, check_fill_value, pad_to
 from .view import broadcast_pair
 from .view import expand, reshape
 
@@ -254,6 +254,8 @@ def scatter(input, dim, index, src=None, reduce=None, *, value=None):
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     d = _check_scatter(input, dim, index, src)
+    if not isinstance(src, Tensor):
+        check_fill_value(src, input.dtype)
     return Scatter.apply(input, src, index, dim=d, reduce={"add": "sum", "multiply": "prod"}.get(reduce),
                          include_self=True)
 
@@ -387,6 +389,11 @@ def index_select(input, dim, index, *, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+    if input.ndim > 1 and index.numel():  # torch's kernel for dim 1 words the error differently
+        if input.shape[d] == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if d == 1 or not input.numel():
+            _check_bounds(index, d, input.shape[d], msg="INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     _check_bounds(index, d, _size(input, d), IndexError, "index out of range in self")
     return write_out(IndexSelect.apply(input, index, dim=d), out)
 
@@ -448,10 +455,11 @@ def index_fill(input, dim, index, value):
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     d = wrap_dim(dim, input.ndim)
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    check_fill_value(value, input.dtype)
     if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
         value = value.to(input.dtype)
     _check_bounds(index, d, _size(input, d), IndexError, negative=True)
     return IndexFill.apply(input, value, index, dim=d)

@@ -69,12 +69,17 @@ class LogSoftmax(Function):
     half_in_float32 = True
 
     @staticmethod
-    def forward(ctx, x, dim):
+    def forward(ctx, x, dim, half=None):
         xp = ctx.xp
         ctx.dim = dim
         with _quiet(xp):
             s = _shifted(xp, x.reshape(1) if x.ndim == 0 else x, dim)
-            s -= xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+            lse = xp.sum(xp.exp(s), axis=dim, keepdims=True)
+            if half is not None and dim == x.ndim - 1:  # along the last dim torch rounds the sum and its log to half
+                lse = xp.log(lse.astype(half).astype(s.dtype)).astype(half).astype(s.dtype)
+            else:
+                lse = xp.log(lse)
+            s -= lse
         y = s.reshape(x.shape)
         ctx.save_for_backward(y)
         return y
@@ -118,6 +123,8 @@ def _apply(op, name, input, dim, dtype):
             return input.to(input.dtype, copy=True)
         kernel = "lastdim_kernel_impl" if d == input.ndim - 1 or input.ndim == 0 else "kernel_impl"
         raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for '{_tname(input.dtype)}'")
+    if op is LogSoftmax and (input.dtype is _dtype.float16 or input.dtype is _dtype.bfloat16):
+        return op.apply(input, dim=d, half=input.dtype.np)
     return op.apply(input, dim=d)
 
 

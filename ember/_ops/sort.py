@@ -271,6 +271,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     elif seq.ndim > 1:
         raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
                            f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
+    else:  # a number is compared in the promoted dtype, not as a double
+        input = seq.new_full((), input, dtype=_dtype.result_type(seq, input))
     if sorter is not None:
         if sorter.shape != seq.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "

@@ -2,6 +2,7 @@
 
 __all__ = ["pairwise_distance", "pdist", "cdist", "cosine_similarity", "normalize"]
 from ... import _dtype
+from ..._autocast import float32_inputs
 from ..._device import array_module
 from ..._ops.reduce import _tname, vector_norm
 from ..._ops.view import broadcast_pair, broadcast_to
@@ -55,6 +56,7 @@ def _distance(diff, p):
     return _MaxAbs.apply(diff) if p == float("inf") else vector_norm(diff, p, -1)
 
 
+@float32_inputs
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The ``p``-norm distance between each row of ``x1`` (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R),
     batch dimensions broadcasting. Computed directly (``compute_mode`` is accepted for compatibility), so that

@@ -56,7 +56,7 @@ def _no_grad_arg(op, name, t):
                            "cannot have requires_grad True.")
 
 
-def _check_size(input, target, stacklevel=3):
+def _check_size(input, target, stacklevel=4):  # the loss's caller, past the autocast wrapper
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
@@ -116,8 +116,9 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
     t = target.reshape(-1)
     if t.dtype is not _dtype.int64:
         t = t.to(_dtype.int64)
+    half = x.dtype.np if x.dtype is _dtype.bfloat16 or x.dtype is _dtype.float16 else None
     out = ClassNLL.apply(x, t, weight, ignore_index=ignore_index, reduction=reduction, smoothing=smoothing,
-                         logits=logits)
+                         logits=logits, half=half)
     return out.reshape(out_shape) if reduction == "none" else out
 
 
@@ -142,7 +143,29 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dtype is _dtype.bfloat16 or input.dtype is _dtype.float16:
+        return _cross_entropy_half(input, target, weight, ignore_index, reduction, max(label_smoothing, 0.0))
     return _class_nll(input, target, weight, ignore_index, reduction, max(label_smoothing, 0.0), True)
+
+
+def _cross_entropy_half(input, target, weight, ignore_index, reduction, smoothing):
+    """Class-index cross entropy of float16/bfloat16 logits, unfused so that it rounds as torch does: the log-softmax
+    and each term in the input's dtype."""
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = input.log_softmax(class_dim)
+    nll = _class_nll(logp, target, weight, ignore_index, reduction, 0.0, False)
+    if not smoothing:
+        return nll
+    ignored = target == ignore_index
+    if weight is not None:
+        logp = logp * weight.reshape((-1,) + (1,) * (input.ndim - class_dim - 1))
+    smooth = (-logp.sum(class_dim)).masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        kept = ~ignored
+        smooth = smooth.sum() / (kept.sum() if weight is None else weight.gather(0, target.masked_select(kept)).sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - smoothing) * nll + smooth * (smoothing / input.shape[class_dim])
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
@@ -302,7 +325,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
+                      stacklevel=3)  # past the autocast wrapper
     if reduction != "batchmean":
         reduction = _reduction(None, None, reduction)
     if log_target:

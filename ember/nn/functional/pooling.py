@@ -2,6 +2,7 @@
 import math
 
 from ... import _creation, _dtype, _random
+from ..._autocast import cpu_float32, cpu_float32_inputs, input_precision
 from ..._device import array_module
 from ..._ops.conv import Plan
 from ..._ops.fractional_pool import FractionalMaxPool
@@ -122,6 +123,8 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         >>> F.max_pool3d(ember.ones(1, 1, 4, 4, 4), 2).shape
         ember.Size([1, 1, 2, 2, 2])
     """
+    if not return_indices:  # CPU autocast computes max_pool3d, not max_pool3d_with_indices, in float32
+        input = cpu_float32(input)
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
@@ -205,6 +208,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """3-D average pooling over (N, C, D, H, W) or (C, D, H, W).
@@ -242,6 +246,7 @@ def _bounds(size, out):
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
 
 
+@input_precision  # built on matmul, which autocast would cast
 def _adaptive_avg(input, output_size, n):
     op = f"adaptive_avg_pool{n}d"
     x, unbatched, sizes, out = _adaptive_args(input, output_size, n, op)
@@ -287,6 +292,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(input, output_size, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling to a fixed output size over (N, C, D, H, W) or (C, D, H, W).
 
@@ -359,6 +365,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling to a fixed output size over (N, C, D, H, W) or (C, D, H, W).
 
@@ -380,6 +387,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return _adaptive_max(input, output_size, True, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` returning ``(output, indices)``."""
     return _adaptive_max(input, output_size, True, 3)
@@ -440,6 +448,7 @@ def _fractional_arg(v, n, name, op):
     return tuple(int(e) for e in v)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """2-D fractional max pooling over (N, C, H, W) or (C, H, W): ``kernel_size`` windows whose starts step
@@ -455,6 +464,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
     return r if return_indices else r[0]
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); ``_random_samples`` is (N, C, 3).
@@ -468,12 +478,14 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     return r if return_indices else r[0]
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """:func:`fractional_max_pool2d` returning ``(output, indices)``."""
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_samples, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """:func:`fractional_max_pool3d` returning ``(output, indices)``."""
@@ -528,6 +540,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of :func:`max_pool2d`: the values at their ``indices``, zeros elsewhere.
 
@@ -540,6 +553,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of :func:`max_pool3d`."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)

@@ -6,6 +6,8 @@ import numpy as np
 
 from ... import _dtype
 from ..._device import array_module
+from ..._kernels import compiled
+from ..._kernels.parallel import get_num_threads, parallel_map
 from ...autograd.function import Function
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -22,6 +24,9 @@ class Resample(Function):
     def forward(ctx, x, taps, axis):
         xp = ctx.xp
         ctx.taps, ctx.axis, ctx.size = taps, axis, x.shape[axis]
+        fused = _loop(xp, x, taps, "resample_axis")
+        if fused is not None:
+            return _on_blocks(fused, x, taps, axis, len(taps[0][0]), np.empty)
         y = None
         for idx, w, _, _ in taps:
             t = xp.take(x, idx, axis=axis)
@@ -43,6 +48,9 @@ class ResampleAdjoint(Function):
     def forward(ctx, g, taps, axis, size):
         xp = ctx.xp
         ctx.taps, ctx.axis = taps, axis
+        fused = _loop(xp, g, taps, "resample_axis_adjoint")
+        if fused is not None:
+            return _on_blocks(fused, g, taps, axis, size, np.zeros)
         shape = list(g.shape)
         shape[axis] = size
         out = xp.zeros(shape, g.dtype)
@@ -78,6 +86,39 @@ class FixedPointResample(Function):
         for t in range(idx.shape[1]):
             acc += xp.take(x, idx[:, t], axis=axis).astype(xp.int32) * w[:, t].reshape(shape)
         return xp.clip(acc >> precision, 0, 255).astype(xp.uint8)
+
+
+_SPREAD = 1 << 18  # output elements from which the numba loops run on blocks spread over the intra-op threads
+
+
+def _loop(xp, x, taps, name):
+    """The numba loop ``name`` (``compiled.resample_axis`` or its adjoint) on a float NumPy array, or None (the NumPy
+    code then runs; it also gathers the taps without weights, of nearest sampling)."""
+    if xp is not np or x.dtype not in (np.float32, np.float64) or taps[0][1] is None and name == "resample_axis":
+        return None
+    return compiled.kernel(name, x.size)
+
+
+def _on_blocks(fused, x, taps, axis, n_out, alloc):
+    """Runs the resampling loop ``fused`` on ``x`` viewed as (A, n, B) around ``axis`` into a new array of
+    ``n_out`` along it (``alloc``: np.empty, or np.zeros for the adjoint's sums), on blocks of A spread over the
+    intra-op threads when large."""
+    shape = x.shape
+    a, b = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    x3 = np.ascontiguousarray(x).reshape(a, shape[axis], b)
+    out = alloc((a, n_out, b), x.dtype)
+    idx = np.stack([t[0] for t in taps])
+    wt = np.stack([np.ones(len(t[0])) if t[1] is None else t[1].reshape(-1) for t in taps]).astype(x.dtype,
+                                                                                                 copy=False)
+    threads = get_num_threads()
+    parts = min(4 * threads, a) if threads > 1 and out.size >= _SPREAD else 1
+    step = -(-a // max(parts, 1))
+    blocks = [slice(i, i + step) for i in range(0, a, step)]
+    if len(blocks) > 1:
+        parallel_map(lambda s: fused(x3[s], idx, wt, out[s]), blocks)
+    elif a:
+        fused(x3, idx, wt, out)
+    return out.reshape(shape[:axis] + (n_out,) + shape[axis + 1:])
 
 
 def _tap(xp, idx, w, ndim, axis):

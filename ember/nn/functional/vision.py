@@ -5,7 +5,9 @@ import warnings
 import numpy as np
 
 from ... import _dtype
+from ..._autocast import cpu_float32_inputs
 from ..._device import array_module
+from ..._ops.sample import SamplePoints
 from ..._ops.shape import cat
 from ..._tensor import Tensor
 from ...autograd.function import Function
@@ -87,6 +89,14 @@ def pad(input, pad, mode="constant", value=None):
         d = input.ndim - 1 - i
         x = _pad_dim(x, d, pad[2 * i], pad[2 * i + 1], mode, input.shape)
     return x
+
+
+def constant_pad_nd(input, pad, value=0):
+    """``pad(input, pad, "constant", value)``."""
+    return _pad(input, pad, "constant", value)
+
+
+_pad = pad
 
 
 def _pad_dim(x, d, lo, hi, mode, shape):
@@ -173,6 +183,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "grid_sample for details.")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples ``input`` (N, C, H, W) — or (N, C, D, H, W) — at the normalised locations ``grid`` (N, H_out, W_out,
     2) — or (N, D_out, H_out, W_out, 3) —, (-1, -1) being the top-left corner.
@@ -221,9 +232,21 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     sizes = input.shape[2:]
     out_shape = grid.shape[1:-1]
     # grid's last dim lists x (width) first: coordinate k addresses spatial dim n - 1 - k
-    coords = [_unnormalize(grid[..., n - 1 - d], sizes[d], align_corners) for d in range(n)]
+    points = n == 2 and mode != "bicubic" and input.device.type == "cpu" and input.dtype in (_dtype.float32,
+                                                                                             _dtype.float64)
+    coords = [_unnormalize(grid[..., n - 1 - d], sizes[d], align_corners, points) for d in range(n)]
+    if n == 3:  # the volumetric kernel sends NaN and infinite coordinates to fixed pixels
+        coords = [_finite_coord(c, sizes[d], padding_mode) for d, c in enumerate(coords)]
     if mode != "bicubic":  # bicubic applies the padding mode to each tap instead
         coords = [_pad_coord(c, sizes[d], align_corners, padding_mode) for d, c in enumerate(coords)]
+    if points:  # the fused sampling loop
+        if padding_mode != "zeros":  # NaN (and reflected infinite) locations clip to 0, as torch's 2-D kernel
+            coords = [c.nan_to_num(0.0) for c in coords]
+        px, py = coords[1].reshape(N, math.prod(out_shape)), coords[0].reshape(N, math.prod(out_shape))
+        if mode == "nearest":
+            px, py = px.round(), py.round()
+        out = SamplePoints.apply(input, px, py, linear=mode == "bilinear")
+        return out.reshape((N, C) + tuple(out_shape))
     flat = input.reshape(N, C, math.prod(sizes))
     strides = [math.prod(sizes[d + 1:]) for d in range(n)]
 
@@ -276,8 +299,14 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return result
 
 
-def _unnormalize(coord, size, align_corners):
-    """A normalised coordinate in [-1, 1] as a pixel coordinate."""
+def _unnormalize(coord, size, align_corners, scaled=False):
+    """A normalised coordinate in [-1, 1] as a pixel coordinate; ``scaled``: rounded as torch's vectorized 2-D
+    kernels compute it, ``(coord + 1) * (size / 2) - 0.5`` with one rounding after the product and the difference
+    (fused multiply-add, exact for float32 through float64)."""
+    if scaled:
+        if align_corners:
+            return (coord + 1) * ((size - 1) / 2)
+        return ((coord + 1).double() * (size / 2) - 0.5).to(coord.dtype)
     return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
 
 
@@ -293,6 +322,14 @@ def _cubic_kernel(t):
 
     u = 1 - t
     return far(t + 1), near(t), near(u), far(u + 1)
+
+
+def _finite_coord(coord, size, padding_mode):
+    """NaN and infinite pixel coordinates made finite (with a zero gradient): far outside the input for zero padding,
+    on the border they clip to for border padding, on the last pixel for reflection."""
+    if padding_mode == "zeros":
+        return coord.nan_to_num(-2.0, size + 1.0, -2.0)
+    return coord.nan_to_num(size - 1.0, size - 1.0, 0.0 if padding_mode == "border" else size - 1.0)
 
 
 def _pad_coord(coord, size, align_corners, padding_mode):
