@@ -26,8 +26,8 @@ class SparseCooTensor(Tensor):
     __slots__ = ("_i", "_v", "_size", "_coalesced")
 
     @property
-    def _data(self):
-        raise RuntimeError(_UNSUPPORTED)
+    def _data(self):  # a NotImplementedError (a RuntimeError), as torch's for an op without a sparse kernel
+        raise NotImplementedError(_UNSUPPORTED)
 
     # -- autograd state lives on the values ----------------------------------------------------------------------
     @property
@@ -58,8 +58,30 @@ class SparseCooTensor(Tensor):
     def detach(self):
         return _make(self._i, self._v.detach(), self._size, self._coalesced)
 
+    @property
+    def data(self):
+        return self.detach()
+
+    def detach_(self):
+        self._v = self._v.detach()
+        return self
+
     def clone(self, *, memory_format=None):
         return _make(self._i.clone(), self._v.clone(), self._size, self._coalesced)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = _make(self._i.__deepcopy__(memo), self._v.__deepcopy__(memo), self._size,
+                                   self._coalesced)
+        return memo[id(self)]
+
+    def zero_(self):
+        """Makes this tensor all zeros, in place: no specified elements."""
+        self._i = self._i[:, :0]
+        self._v = self._v.detach()[:0].clone()
+        self._coalesced = True
+        self._vc[0] += 1
+        return self
 
     def to(self, *args, **kwargs):
         """This tensor with its values converted (``to(dtype)``, ``to(device)``, ...); itself if nothing changes."""
@@ -287,6 +309,28 @@ class SparseCooTensor(Tensor):
         return out.coalesce() if self._coalesced and other._coalesced else out
 
     __add__ = add
+
+    def add_(self, other, *, alpha=1):
+        """Adds the sparse ``other`` (scaled by ``alpha``) in place: its entries appended (uncoalesced), summed
+        into one entry per index once they outnumber the elements."""
+        if not isinstance(other, SparseCooTensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        out = self.add(other, alpha=alpha) if other._nnz() else self
+        if out._nnz() > self.numel():
+            out = out.coalesce()
+        v = out._v.to(self.dtype)
+        self._i, self._v, self._coalesced = out._i, v if v._requires_grad else v.detach(), out._coalesced
+        self._vc[0] += 1
+        return self
+
+    def mul_(self, other):
+        """Multiplies the values by the number (or 0-d tensor) ``other``, in place."""
+        if isinstance(other, Tensor) and other.ndim:
+            raise RuntimeError("mul_(sparse, dense) is only supported for a number or a 0-d tensor")
+        v = self._v * other
+        self._v = v.to(self.dtype) if v._requires_grad else v.detach().to(self.dtype)
+        self._vc[0] += 1
+        return self
 
     def __radd__(self, other):  # dense + sparse: dense (Python asks this subclass first)
         return other + self.to_dense() if isinstance(other, Tensor) else self.add(other)

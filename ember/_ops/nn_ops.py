@@ -517,14 +517,15 @@ def _accumulate_rows(xp, index, src, num, coef):
 
 class Embedding(Function):
     """Rows ``weight[index]``; the gradient of ``weight`` sums the rows' gradients, skipping ``padding_idx`` and
-    dividing by each index's count with ``scale_grad_by_freq``."""
+    dividing by each index's count with ``scale_grad_by_freq``. With ``sparse``, a leaf ``weight``'s gradient is a
+    sparse COO tensor: one entry per looked-up index (padding left out) holding its row's gradient."""
 
     @staticmethod
-    def forward(ctx, w, index, padding_idx, scale_grad_by_freq):
+    def forward(ctx, w, index, padding_idx, scale_grad_by_freq, sparse=False):
         xp = ctx.xp
         if index.size and (index.min() < 0 or index.max() >= w.shape[0]):
             raise IndexError("index out of range in self")
-        ctx.num, ctx.padding_idx, ctx.scale = w.shape[0], padding_idx, scale_grad_by_freq
+        ctx.num, ctx.padding_idx, ctx.scale, ctx.sparse = w.shape[0], padding_idx, scale_grad_by_freq, sparse
         ctx.save_for_backward(index)
         return xp.take(w, index, axis=0)
 
@@ -533,6 +534,8 @@ class Embedding(Function):
         (index,) = ctx.saved_tensors
         xp = ctx.xp
         flat = index._data.reshape(-1)
+        if ctx.sparse and ctx._edges and isinstance(ctx._edges[0][0], Tensor):  # a leaf weight; others get it dense
+            return _sparse_rows(ctx, flat, grad), None
         coef = None
         if ctx.padding_idx >= 0:
             coef = (flat != ctx.padding_idx).astype(xp.float64)
@@ -550,3 +553,19 @@ class Embedding(Function):
         half = src.dtype in (_dtype.float16.np, _dtype.bfloat16.np)
         out = _accumulate_rows(xp, flat, src.astype(xp.float32) if half else src, ctx.num, coef)
         return Tensor._make(out.astype(src.dtype, copy=False), g.dtype, g.device), None
+
+
+def _sparse_rows(ctx, flat, grad):
+    """The sparse COO gradient of an embedding table: the rows of ``grad`` at the indices ``flat``, padding left
+    out, uncoalesced."""
+    from .._sparse import _make
+    if ctx.scale:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    g = grad.reshape(-1, grad.shape[-1])
+    if ctx.padding_idx >= 0:
+        keep = ctx.xp.flatnonzero(flat != ctx.padding_idx)
+        if len(keep) < len(flat):
+            flat = flat[keep]
+            g = g.index_select(0, Tensor._make(keep, _dtype.int64, g.device))
+    index = Tensor._make(flat.astype(ctx.xp.int64).reshape(1, -1), _dtype.int64, g.device)
+    return _make(index, g, (ctx.num, g.shape[1]), len(flat) < 2)

@@ -312,7 +312,8 @@ def _add_leaf(leaf_grads, leaf_targets, leaf, g):
     if slot is None:
         leaf_grads[id(leaf)] = [leaf, g]
     else:
-        slot[1] = slot[1] + g
+        acc = slot[1]
+        slot[1] = g + acc if acc.is_sparse else acc + g  # sparse + dense: dense + sparse, as torch sums them
 
 
 def _conjugates(result):
@@ -355,12 +356,15 @@ def _call_node(node, gs, create_graph):
     if node._user:
         node._check_grads(result)
     out = result
-    for i, e in enumerate(edges):
-        g = result[i]
-        if g is not None and e is not None and (g._data.shape != e[2] or g.dtype is not e[3]):
-            if out is result:
-                out = list(result)
-            out[i] = _validate(node, i, g, e[2], e[3])
+    try:
+        for i, e in enumerate(edges):
+            g = result[i]
+            if g is not None and e is not None and (g._data.shape != e[2] or g.dtype is not e[3]):
+                if out is result:
+                    out = list(result)
+                out[i] = _validate(node, i, g, e[2], e[3])
+    except NotImplementedError:  # a sparse COO gradient (nn.Embedding(sparse=True)) has no dense array
+        out = _validate_with_sparse(node, result)
     if node._hooked and node._hooks:
         for hook in list(node._hooks):
             new = hook(tuple(out), tuple(gs))
@@ -368,9 +372,27 @@ def _call_node(node, gs, create_graph):
                 out = list(new)
     if ANOMALY[0] and ANOMALY[1]:
         for i, g in enumerate(out):
-            if g is not None and bool(node.xp.isnan(g._data).any()):
+            if g is not None and bool(node.xp.isnan((g._values() if g.is_sparse else g)._data).any()):
                 _warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    return out
+
+
+def _validate_with_sparse(node, result):
+    """``_call_node``'s checks of the gradients ``result`` where some are sparse COO tensors: a sparse one must have
+    its input's shape exactly, and is cast to its dtype."""
+    out = list(result)
+    for i, (e, g) in enumerate(zip(node._edges, result)):
+        if g is None or e is None:
+            continue
+        if g.is_sparse:
+            if tuple(g.shape) != tuple(e[2]):
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                                   f"{list(g.shape)} but expected shape compatible with {list(e[2])}")
+            if g.dtype is not e[3]:
+                out[i] = g.to(e[3])
+        elif g._data.shape != e[2] or g.dtype is not e[3]:
+            out[i] = _validate(node, i, g, e[2], e[3])
     return out
 
 
@@ -412,6 +434,8 @@ def _warn_forward_trace(node):
 def _accumulate(t, g, create_graph, taken):
     """Adds ``g`` into ``t.grad`` as torch's AccumulateGrad does: the first gradient becomes ``.grad`` (never
     aliasing another tensor), later ones are added in place, or out of place when building a graph."""
+    if g.is_sparse or t.grad is not None and t.grad.is_sparse:
+        return _accumulate_sparse(t, g, create_graph, taken)
     if t.grad is None:
         if g._data.strides != t._data.strides:
             g = _laid_out_as_leaf(g, t, create_graph)
@@ -431,6 +455,28 @@ def _accumulate(t, g, create_graph, taken):
         else:
             with no_grad():
                 grad.add_(g)
+
+
+def _accumulate_sparse(t, g, create_graph, taken):
+    """``_accumulate`` where ``g`` or ``t.grad`` is a sparse COO tensor (``nn.Embedding(sparse=True)``): a first
+    sparse gradient becomes ``.grad`` with values of its own; later sparse ones are appended to a sparse ``.grad``
+    or added into a dense one, in place; a dense one makes a sparse ``.grad`` dense."""
+    grad = t.grad
+    if grad is None:
+        from .._sparse import _make
+        v = g._values()
+        if id(v) in taken or v._base is not None or not getattr(v._data.flags, "writeable", True):
+            v = v.clone()
+        taken.append(id(v))
+        t.grad = _make(g._indices(), v if create_graph else v.detach(), g.shape, g.is_coalesced())
+    elif create_graph or grad._requires_grad or not g.is_sparse:
+        t.grad = g + grad if grad.is_sparse and not g.is_sparse else grad + g
+    elif grad.is_sparse:
+        with no_grad():
+            grad.add_(g)
+    else:
+        with no_grad():
+            grad.index_put_(tuple(g._indices()), g._values(), accumulate=True)
 
 
 def _laid_out_as_leaf(g, t, create_graph):
@@ -515,7 +561,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from .._creation import zeros_like
                 g = zeros_like(t)
         else:
-            if g._data.strides != t._data.strides:  # laid out as the input, as torch's backward formulas give
+            if not g.is_sparse and g._data.strides != t._data.strides:  # laid out as the input, as torch's give
                 g = _laid_out_as_leaf(g, t, create_graph)
             if not create_graph:
                 g = g.detach()

@@ -1,7 +1,7 @@
 """Adagrad."""
 from .._creation import full_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _alpha, _grad_array, _real, _scalar_tensor, _sparse_grad, _to_scalar, _xp
 
 __all__ = ["Adagrad"]
 
@@ -17,6 +17,8 @@ class Adagrad(Optimizer):
         initial_accumulator_value (float): initial value of the sum of squared gradients. Default: 0
         eps (float): term added to the denominator. Default: 1e-10
         maximize (bool): maximize the objective. Default: False
+
+    Sparse gradients (``nn.Embedding(sparse=True)``) update the rows they hold (without ``weight_decay``).
 
     Example::
 
@@ -73,3 +75,16 @@ class Adagrad(Optimizer):
         xp.sqrt(state_sum, out=std)
         std += group["eps"]
         param += xp.divide(g * -clr, std, out=std)
+
+    def _update_sparse(self, p, grad, state, group):
+        step_t = state["step"]._data
+        step_t += 1
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        clr = _to_scalar(group["lr"]) / (1 + (step_t.item() - 1) * group["lr_decay"])
+        index, g = _sparse_grad(grad, group["maximize"])
+        state_sum, param = state["sum"]._data, p._data
+        state_sum[index] += g * g
+        std = _xp(p).sqrt(state_sum[index])
+        std += group["eps"]
+        param[index] += (g / std) * _alpha(param, -clr)

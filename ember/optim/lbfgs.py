@@ -146,7 +146,7 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self):
         xp = _xp(self._params[0])
         views = [xp.zeros(_real(p._data).size, _real(p._data).dtype) if p.grad is None
-                 else _real(p.grad._data).reshape(-1) for p in self._params]
+                 else _real(p.grad.to_dense()._data).reshape(-1) for p in self._params]
         return xp.concatenate(views, 0)
 
     def _add_grad(self, step_size, update):

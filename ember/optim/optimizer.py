@@ -1,7 +1,8 @@
 """Optimizer: the base class owning ``param_groups``, per-parameter ``state`` and torch's ``state_dict`` layout.
 
 A concrete optimizer supplies two pure pieces: ``_init_state(p, group)`` (the state of a parameter before its first
-step) and ``_update(p, grad, state, group)`` (one in-place step on the raw arrays). Bookkeeping is done here.
+step) and ``_update(p, grad, state, group)`` (one in-place step on the raw arrays); one that takes sparse COO
+gradients (``nn.Embedding(sparse=True)``) also supplies ``_update_sparse``. Bookkeeping is done here.
 """
 import functools
 import warnings
@@ -234,8 +235,11 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._bump()
+                    if g.is_sparse:
+                        g.zero_()
+                    else:
+                        g._data[...] = 0
+                        g._bump()
 
     def step(self, closure=None):
         """Performs one optimization step; ``closure`` re-evaluates the model and returns the loss."""
@@ -243,7 +247,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        work = []
+        work, sparse = [], []
         for group in self.param_groups:
             flags = group.get("capturable") or group.get("differentiable")
             for p in group["params"]:
@@ -252,15 +256,21 @@ class Optimizer:
                     continue
                 if flags:
                     _check_flags(self, p, group)
+                is_sparse = grad.is_sparse
+                if is_sparse and type(self)._update_sparse is Optimizer._update_sparse:
+                    raise RuntimeError(self._sparse_error or f"{_optimizer_name(self)} does not support sparse "
+                                                             "gradients")
                 state = self.state.get(p)
                 if not state:
                     new = self._init_state(p, group)
                     if new is not None:  # optimizers without state (plain SGD) keep ``self.state`` empty
                         state = self.state[p] = new
                 if not p.is_meta:  # a meta parameter has no values to update
-                    work.append((p, grad, state, group))
+                    (sparse if is_sparse else work).append((p, grad, state, group))
         _run_updates(self._update, work)
-        for p, *_ in work:
+        for item in sparse:
+            self._update_sparse(*item)
+        for p, *_ in chain(work, sparse):
             p._vc[0] += 1  # an in-place write, as autograd sees it
         return loss
 
@@ -270,6 +280,12 @@ class Optimizer:
 
     def _update(self, p, grad, state, group):
         """One in-place step of ``p`` given its gradient, state and group options."""
+        raise NotImplementedError
+
+    _sparse_error = None  # the message for a sparse gradient, when not "<name> does not support sparse gradients"
+
+    def _update_sparse(self, p, grad, state, group):
+        """``_update`` for a sparse COO gradient, in optimizers that take them."""
         raise NotImplementedError
 
     # -- hooks -----------------------------------------------------------------------------------------------------
@@ -409,6 +425,11 @@ def _xp(p):
     return array_module(p.device)
 
 
+def _optimizer_name(opt):
+    """The name of the ember optimizer ``opt`` is (or derives from)."""
+    return next(c.__name__ for c in type(opt).__mro__ if c.__module__.startswith("ember.optim."))
+
+
 def _real(a):
     """A real view of a complex array (interleaved re/im), so updates treat both parts as torch does."""
     return a.view(a.real.dtype) if a.dtype.kind == "c" else a
@@ -423,6 +444,14 @@ def _opmath(a):
 def _alpha(a, value):
     """``value`` as the ``alpha`` of an ``add`` on array ``a``: rounded to ``a``'s dtype, as torch takes it."""
     return float(a.dtype.type(value))
+
+
+def _sparse_grad(grad, maximize):
+    """The sparse COO gradient ``grad`` coalesced (an update is not linear in it), as ``(index, values)``: a tuple
+    of index arrays (one per sparse dimension) and the values array (negated with ``maximize``)."""
+    c = grad.coalesce()
+    v = c._values()._data
+    return tuple(c._indices()._data), -v if maximize else v
 
 
 def _grad_array(p, grad, maximize):

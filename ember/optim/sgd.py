@@ -3,7 +3,8 @@ import numpy as np
 
 from .._kernels import compiled
 from .._tensor import Tensor
-from .optimizer import Optimizer, _alpha, _opmath, _real, _to_scalar, _xp
+from ..autograd.grad_mode import no_grad
+from .optimizer import Optimizer, _alpha, _opmath, _real, _sparse_grad, _to_scalar, _xp
 
 __all__ = ["SGD"]
 
@@ -21,6 +22,8 @@ class SGD(Optimizer):
         maximize (bool): maximize the objective instead of minimizing. Default: False
 
     ``foreach``, ``differentiable`` and ``fused`` are accepted for compatibility; there is one implementation.
+    Sparse gradients (``nn.Embedding(sparse=True)``) update the rows they hold (without ``weight_decay``); their
+    momentum buffer is sparse.
 
     Example::
 
@@ -74,6 +77,24 @@ class SGD(Optimizer):
             flat = param.reshape(-1)
             fused(flat, g.reshape(-1), flat if buf is None else buf.reshape(-1), *map(param.dtype.type, options),
                   *flags)
+
+
+    def _update_sparse(self, p, grad, state, group):
+        if group["weight_decay"] != 0:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        momentum = group["momentum"]
+        with no_grad():
+            g = -grad if group["maximize"] else grad
+            if momentum != 0:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.detach().clone()
+                else:  # kept coalesced: one entry per row, however many steps it spans
+                    buf = state["momentum_buffer"] = (buf * momentum).add(g, alpha=1 - group["dampening"]).coalesce()
+                g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
+        index, values = _sparse_grad(g, False)
+        param = p._data
+        param[index] += values * _alpha(param, -_to_scalar(group["lr"]))
 
 
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

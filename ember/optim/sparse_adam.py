@@ -1,16 +1,16 @@
-"""SparseAdam: Adam that updates only the rows a gradient touches."""
+"""SparseAdam: Adam for sparse gradients, updating only the entries they hold."""
 import math
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _to_scalar, _xp
+from .optimizer import Optimizer, _sparse_grad, _to_scalar, _xp
 
 __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """SparseAdam, as ``torch.optim.SparseAdam``: the moments and the parameter change only in the rows (along
-    dim 0) where the gradient is nonzero, as for the sparse gradients of ``nn.Embedding(sparse=True)``.
+    """SparseAdam, as ``torch.optim.SparseAdam``: for the sparse COO gradients of ``nn.Embedding(sparse=True)``,
+    the moments and the parameter change only at the entries the gradient holds.
 
     Args:
         params (iterable): parameters or param groups to optimize.
@@ -22,11 +22,11 @@ class SparseAdam(Optimizer):
 
     Example::
 
-        >>> w = ember.nn.Parameter(ember.ones(3, 2))
-        >>> opt = ember.optim.SparseAdam([w], lr=0.1)
-        >>> w.grad = ember.tensor([[0., 0.], [1., -1.], [0., 0.]])
+        >>> emb = ember.nn.Embedding(3, 2, sparse=True, _weight=ember.ones(3, 2))
+        >>> opt = ember.optim.SparseAdam(emb.parameters(), lr=0.1)
+        >>> emb(ember.tensor([1])).mul(ember.tensor([1., -1.])).sum().backward()
         >>> opt.step()
-        >>> w
+        >>> emb.weight
         Parameter containing:
         tensor([[1.0000, 1.0000],
                 [0.9000, 1.1000],
@@ -61,23 +61,24 @@ class SparseAdam(Optimizer):
         return {"step": 0, "exp_avg": zeros_like(p), "exp_avg_sq": zeros_like(p)}
 
     def _update(self, p, grad, state, group):
+        raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
+
+    def _update_sparse(self, p, grad, state, group):
         xp = _xp(p)
         state["step"] += 1
-        param, g = xp.atleast_1d(p._data), xp.atleast_1d(grad._data)
-        rows = xp.flatnonzero(g.reshape(g.shape[0], -1).any(axis=1))
-        if rows.size == 0:
+        index, g = _sparse_grad(grad, group["maximize"])
+        if g.size == 0:
             return
-        g = -g[rows] if group["maximize"] else g[rows]
         beta1, beta2 = group["betas"]
-        exp_avg, exp_avg_sq = xp.atleast_1d(state["exp_avg"]._data), xp.atleast_1d(state["exp_avg_sq"]._data)
-        old, old_sq = exp_avg[rows], exp_avg_sq[rows]
+        exp_avg, exp_avg_sq, param = state["exp_avg"]._data, state["exp_avg_sq"]._data, p._data
+        old, old_sq = exp_avg[index], exp_avg_sq[index]
         numer = (g - old) * (1 - beta1)
-        exp_avg[rows] += numer
+        exp_avg[index] += numer
         numer += old
         denom = (g * g - old_sq) * (1 - beta2)
-        exp_avg_sq[rows] += denom
+        exp_avg_sq[index] += denom
         denom += old_sq
         denom = xp.sqrt(denom) + group["eps"]
         step = state["step"]
         step_size = _to_scalar(group["lr"]) * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-        param[rows] += -step_size * (numer / denom)
+        param[index] += -step_size * (numer / denom)

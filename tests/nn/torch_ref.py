@@ -41,9 +41,10 @@ def to_lib(a, lib, dtype=None, grad=False):
 def as_np(t):
     if isinstance(t, torch.Tensor):
         t = t.detach()
-        t = t.to_dense() if t.is_sparse else t  # ember's gradients are dense
+        t = t.to_dense() if t.is_sparse else t
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy().astype(np.float64)
     t = t.detach()
+    t = t.to_dense() if t.is_sparse else t
     return (t.float() if t.dtype is ember.bfloat16 else t).numpy().astype(np.float64)
 
 
@@ -105,6 +106,7 @@ def check_module(tm, em, *arrays, dtype="float32", tol=None, steps=1, seed=0, tr
                     close(a.grad, b.grad, dtype, f"step {step} grad of input {i}", tol)
             for (name, p), (_, q) in zip(tm.named_parameters(), em.named_parameters()):
                 if p.grad is not None:
+                    assert q.grad.is_sparse == p.grad.is_sparse, f"step {step} grad of {name}: layout"
                     close(q.grad, p.grad, dtype, f"step {step} grad of {name}", tol)
         for (name, b), (name2, c) in zip(tm.named_buffers(), em.named_buffers()):
             assert name == name2

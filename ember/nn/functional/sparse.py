@@ -46,8 +46,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of ``weight`` at the indices ``input``: an ``input.shape + (embedding_dim,)`` tensor.
 
     ``padding_idx`` rows get no gradient; ``max_norm`` renormalizes the looked-up rows of ``weight`` in place;
-    ``scale_grad_by_freq`` divides each row's gradient by the index's count in ``input``. ``sparse`` gradients are
-    returned dense.
+    ``scale_grad_by_freq`` divides each row's gradient by the index's count in ``input``. With ``sparse``, the
+    gradient of a leaf ``weight`` is a sparse COO tensor holding the rows looked up.
 
     Example::
 
@@ -61,7 +61,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     padding_idx = _check_padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    return Embedding.apply(weight, input, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+    return Embedding.apply(weight, input, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
+                           sparse=sparse)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
@@ -137,7 +138,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     pos = pos[keep]
     seg = xp.searchsorted(starts, pos, side="right") - 1
     idx = Tensor._make(input._data[pos], input.dtype, input.device)
-    rows = embedding(idx, weight, scale_grad_by_freq=scale_grad_by_freq)
+    rows = embedding(idx, weight, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[Tensor._make(pos, _dtype.int64, input.device)].unsqueeze(1)
     seg_t = Tensor._make(seg.astype(xp.int64), _dtype.int64, input.device)

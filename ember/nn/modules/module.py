@@ -459,8 +459,11 @@ class Module:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._bump()
+                    if g.is_sparse:
+                        g.zero_()
+                    else:
+                        g._data[...] = 0
+                        g._bump()
 
     def share_memory(self):
         """Kept for API compatibility; ember tensors need no shared-memory move."""
