@@ -16,6 +16,7 @@ from ._kernels.parallel import get_num_threads, set_num_threads
 from ._kernels import malloc as _malloc
 from ._creation import *  # noqa: F401,F403
 from . import _fill  # noqa: F401  (Tensor.fill_, zero_, copy_)
+from ._fill import fill
 from ._random import *  # noqa: F401,F403
 from ._ops.binary import *  # noqa: F401,F403
 from ._ops.unary import *  # noqa: F401,F403
@@ -48,7 +49,7 @@ from ._ops.quantize import *  # noqa: F401,F403
 from ._ops import resize  # noqa: F401  (Tensor.resize_, resize_as_)
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
-from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled
+from .autograd.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled
 from . import autograd, cuda, return_types
 from . import linalg, special
 from . import fft  # noqa: F401  (ember.fft; Tensor.stft/istft)
@@ -66,6 +67,11 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled, GradScaler
 from ._compile import compile
 from ._foreach import *  # noqa: F401,F403
 from . import func
+from . import library
+from .library import ops
+from ._control_flow import cond, while_loop
+from .cuda import OutOfMemoryError
+from .nn.functional.vision import constant_pad_nd
 from .func import vmap
 from ._settings import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
                         use_deterministic_algorithms, are_deterministic_algorithms_enabled,

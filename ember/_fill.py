@@ -77,6 +77,11 @@ def fill_(self, value):
     return write_values(self, value, "fill")
 
 
+def fill(input, value):
+    """A copy of ``input`` filled with ``value`` (a number or a 0-d tensor, which gets the gradient)."""
+    return fill_(input.clone(), value)
+
+
 def zero_(self):
     """Fills this tensor with zeros in place."""
     return write_values(self, 0, "zero")

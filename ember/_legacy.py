@@ -13,7 +13,7 @@ from ._tensor import Tensor, _LEGACY_NAMES, register
 _EXPORTED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
              "CharTensor", "ByteTensor", "BoolTensor")
 __all__ = list(_EXPORTED) + ["set_default_tensor_type", "typename", "is_same_size", "is_inference", "set_warn_always",
-                             "is_warn_always_enabled", "set_flush_denormal", "_assert"]
+                             "is_warn_always_enabled", "set_flush_denormal", "_assert", "is_signed", "get_device"]
 
 
 def _legacy_new(args, kwargs, dtype, device, what="new"):
@@ -173,7 +173,12 @@ def new(self, *args, **kwargs):
 
 def is_signed(self):
     """Whether this tensor's dtype is signed (unsigned ints and bool are not)."""
-    return self.dtype not in (_dtype.uint8, _dtype.bool)
+    return self.dtype.is_signed
+
+
+def get_device(input):
+    """The index of ``input``'s CUDA device, -1 on the CPU."""
+    return input.get_device()
 
 
 def _is_inference(self):

@@ -5,7 +5,20 @@ import math
 
 import numpy as np
 
-__all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite"]
+__all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite", "SymInt",
+           "SymFloat", "SymBool"]
+
+
+class SymInt:
+    """torch's symbolic int, for annotations and ``isinstance`` checks: ember's sizes are plain ints, none is one."""
+
+
+class SymFloat:
+    """torch's symbolic float, for annotations and ``isinstance`` checks: no ember value is one."""
+
+
+class SymBool:
+    """torch's symbolic bool, for annotations and ``isinstance`` checks: no ember value is one."""
 
 _NUMBERS = (np.integer, np.floating, builtins.int, builtins.float)
 _FLOATS = (np.floating, builtins.float)

@@ -45,6 +45,11 @@ class set_detect_anomaly:
         ANOMALY[0], ANOMALY[1] = self.prev, self.prev_check_nan
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns anomaly detection on or off (for the whole process, unlike ``detect_anomaly``)."""
+    ANOMALY[0], ANOMALY[1] = bool(enabled), bool(check_nan)
+
+
 def is_anomaly_enabled():
     """Whether anomaly detection is on."""
     return ANOMALY[0]

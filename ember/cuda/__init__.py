@@ -7,6 +7,10 @@ from .._legacy import CUDA_TYPES as _TYPES
                                     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"))
 
 
+class OutOfMemoryError(RuntimeError):
+    """Raised when a device runs out of memory (``ember.OutOfMemoryError`` is the same class)."""
+
+
 def is_available():
     """Whether a CUDA GPU is usable (CuPy installed and a device present)."""
     return cuda_available()
