@@ -12,21 +12,7 @@ import numpy as np
 import torch
 
 import ember
-
-
-def best_time(fn, repeat=5, budget=0.3):
-    """Best per-call seconds over ``repeat`` rounds of calls auto-sized to ``budget`` seconds."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    number = max(1, int(budget / max(time.perf_counter() - t0, 1e-7)))
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+from ops import best_time  # bench/ops.py, beside this script
 
 
 def row(name, e, t):
@@ -40,7 +26,7 @@ def compare(name, make):
     for lib in (ember, torch):
         fn = make(lib)
         time.sleep(0.2)
-        times.append(best_time(fn))
+        times.append(best_time(fn, budget=0.3))
     return row(name, *times)
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from ember._kernels import elementwise, parallel, reduction
+from ember._kernels import compiled, elementwise, parallel, reduction
 
 
 @pytest.fixture
@@ -26,3 +26,16 @@ def small(monkeypatch, threads):
         monkeypatch.setattr(mod, "_GRAIN", 8)
         monkeypatch.setattr(mod, "parallel_map", spy)
     return calls
+
+
+def spy_loops(monkeypatch):
+    """The names of the loops that ``compiled.kernel`` hands out from now on."""
+    names, kernel = [], compiled.kernel
+
+    def spy(name, size):
+        fn = kernel(name, size)
+        if fn is not None:
+            names.append(name)
+        return fn
+    monkeypatch.setattr(compiled, "kernel", spy)
+    return names

@@ -13,6 +13,8 @@ import ember
 from ember._kernels import compiled, malloc
 from ember._ops import conv, nn_norm, nn_ops, pool
 
+from .conftest import spy_loops
+
 numba = pytest.importorskip("numba")
 RNG = np.random.default_rng(0)
 
@@ -38,21 +40,8 @@ def test_gelu_loop_matches_reference(n, nout):
     assert fused[0][1] == np.inf and np.isnan(fused[0][2])  # inf * Phi(inf); -inf * 0
 
 
-def _spy(monkeypatch):
-    """The names of the loops that ``compiled.kernel`` hands out from now on."""
-    names, kernel = [], compiled.kernel
-
-    def spy(name, size):
-        fn = kernel(name, size)
-        if fn is not None:
-            names.append(name)
-        return fn
-    monkeypatch.setattr(compiled, "kernel", spy)
-    return names
-
-
 def test_gelu_op_with_the_loop_vs_torch(monkeypatch):
-    used = _spy(monkeypatch)
+    used = spy_loops(monkeypatch)
     x = (RNG.standard_normal((4, 40_000)) * 3).astype(np.float32)  # blocks of 2 ** 17 elements: the numba loop
     g = RNG.standard_normal(x.shape).astype(np.float32)
     xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
@@ -165,7 +154,7 @@ def test_conv2d_input_gradient_vs_torch(monkeypatch):
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     ye, yt = ember.nn.functional.conv2d(xe, we, **args), torch.nn.functional.conv2d(xt, wt, **args)
     g = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
-    used = _spy(monkeypatch)
+    used = spy_loops(monkeypatch)
     (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
     np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-4, atol=1e-4)
     assert "add_windows_2d" in used
@@ -187,7 +176,7 @@ def test_scatter_windows_matches_reference(monkeypatch, dtype, geometry):
     results = []
     for min_size in (0, 1 << 40):  # the numba loop, then the NumPy reference
         monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
-        used = _spy(monkeypatch)
+        used = spy_loops(monkeypatch)
         results.append(pool.WindowScatter.apply(ember.from_numpy(g), arg=arg, plan=plan).numpy())
         assert ("scatter_windows_2d" in used) == (min_size == 0)
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)  # overlaps may add in another order
@@ -200,7 +189,7 @@ def test_max_pool2d_gradient_vs_torch(monkeypatch):
     xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ye, yt = ember.nn.functional.max_pool2d(xe, **args), torch.nn.functional.max_pool2d(xt, **args)
     g = RNG.standard_normal(tuple(yt.shape)).astype(np.float32)
-    used = _spy(monkeypatch)
+    used = spy_loops(monkeypatch)
     (ge,), (gt,) = ember.autograd.grad(ye, [xe], ember.tensor(g)), torch.autograd.grad(yt, [xt], torch.tensor(g))
     np.testing.assert_allclose(ge.numpy(), gt.numpy(), rtol=1e-6, atol=1e-6)
     assert "scatter_windows_2d" in used
@@ -220,7 +209,7 @@ def test_sgd_step_matches_reference_and_torch(monkeypatch, dtype, options):
     results = []
     for min_size in (0, 1 << 40):  # the numba loop, then the NumPy reference
         monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
-        used = _spy(monkeypatch)
+        used = spy_loops(monkeypatch)
         w = ember.nn.Parameter(ember.tensor(w0))
         opt = ember.optim.SGD([w], lr=0.05, **options)
         for g in grads:

@@ -10,22 +10,11 @@ from ember._kernels import compiled
 from ember._ops import sample
 from ember.nn.functional import upsampling
 
+from .conftest import spy_loops
+
 numba = pytest.importorskip("numba")
 RNG = np.random.default_rng(0)
 N, C, H, W, HO, WO = 2, 8, 30, 40, 50, 60  # N * C * HO * WO above compiled.MIN_SIZE: the loops run
-
-
-def _spy(monkeypatch):
-    """The names of the loops that ``compiled.kernel`` hands out from now on."""
-    names, kernel = [], compiled.kernel
-
-    def spy(name, size):
-        fn = kernel(name, size)
-        if fn is not None:
-            names.append(name)
-        return fn
-    monkeypatch.setattr(compiled, "kernel", spy)
-    return names
 
 
 def _points(dtype):
@@ -93,7 +82,7 @@ def _grid_sample_both(mode, padding_mode, align, dtype="float32", threads=None):
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_float32_bit_exact(monkeypatch, mode, padding_mode, align):
     """The loops round as torch's 2-D kernel: the same output, input gradient and grid gradient, bit for bit."""
-    used = _spy(monkeypatch)
+    used = spy_loops(monkeypatch)
     for e, t in zip(*_grid_sample_both(mode, padding_mode, align)):
         np.testing.assert_array_equal(e, t)
     assert {"neighbours_2d", "sample_points", "sample_points_grad"} <= set(used)
@@ -153,7 +142,7 @@ def test_resample_loops_match_reference(monkeypatch, dtype, mode, kw):
 @pytest.mark.parametrize("mode,align", [("bilinear", False), ("bilinear", True), ("bicubic", False),
                                         ("nearest", None)])
 def test_interpolate_through_the_loops_vs_torch(monkeypatch, threads, mode, align):
-    used = _spy(monkeypatch)
+    used = spy_loops(monkeypatch)
     x_np = RNG.standard_normal((4, 16, 32, 32))
     g_np = RNG.standard_normal((4, 16, 64, 64))
     res = []
