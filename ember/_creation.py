@@ -76,6 +76,13 @@ def _size(args, op="size", size=None, check=True):
     return tuple(shape)
 
 
+def _factory_size(args, op, kw, check=True):
+    """A factory's size (``_size``); torch's TypeError when none is given at all."""
+    if not args and "size" not in kw:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+    return _size(args, op, check=check, **kw)
+
+
 def _is_int(s):
     if isinstance(s, Tensor):
         return s.numel() == 1 and not (s.dtype.is_floating_point or s.dtype.is_complex or s.dtype is _dtype.bool)
@@ -472,7 +479,7 @@ def _filled(op, value, shape, dtype, device, requires_grad, out):
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     """A tensor of zeros of the given size: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
-    shape = _size(size, "zeros", check=False, **kw)
+    shape = _factory_size(size, "zeros", kw, check=False)
     if any(s < 0 for s in shape):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled("zeros", 0, shape, dtype, device, requires_grad, out)
@@ -480,13 +487,13 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     """A tensor of ones of the given size."""
-    return _filled("ones", 1, _size(size, "ones", **kw), dtype, device, requires_grad, out)
+    return _filled("ones", 1, _factory_size(size, "ones", kw), dtype, device, requires_grad, out)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """An uninitialised tensor of the given size, laid out in ``memory_format`` (e.g. ``ember.channels_last``)."""
-    shape = _size(size, "empty", **kw)
+    shape = _factory_size(size, "empty", kw)
     if memory_format is not None:
         fmt = as_format(memory_format)
         if fmt.perm is not None:

@@ -13,7 +13,7 @@ import struct
 import numpy as np
 
 from . import _dtype
-from ._creation import _factory, _finish, _number, _size
+from ._creation import _factory, _factory_size, _finish, _number, _size
 from ._fill import write_values
 from ._device import CPU, array_module, device as _device_cls, meta_array, normalize
 from ._tensor import Tensor, register
@@ -300,7 +300,7 @@ def _result(arr, dt, dev, inputs, name, out=None):
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, **kw):
     """Uniform samples from ``[0, 1)`` of the given size."""
-    shape = _size(size, "rand", **kw)
+    shape = _factory_size(size, "rand", kw)
     dt, dev = _factory("rand", dtype, device, out)
     _need_float(dt, "check_uniform_bounds")
     arr = _sampler(generator, dev).random(shape, _float_work(dt))
@@ -310,7 +310,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, **kw):
     """Standard normal samples of the given size."""
-    shape = _size(size, "randn", **kw)
+    shape = _factory_size(size, "randn", kw)
     dt, dev = _factory("randn", dtype, device, out)
     _need_float(dt, "normal_kernel_cpu")
     arr = _sampler(generator, dev).standard_normal(shape, _float_work(dt))

@@ -82,3 +82,17 @@ def test_sym_types_and_out_of_memory_error():
                                                                                                        lib.SymBool)
         assert lib.OutOfMemoryError is lib.cuda.OutOfMemoryError
         assert issubclass(lib.OutOfMemoryError, RuntimeError)
+
+
+@pytest.mark.parametrize("factory", ["zeros", "ones", "empty", "rand", "randn"])
+def test_factories_need_a_size(factory):
+    for lib in (ember, torch):
+        with pytest.raises(TypeError):
+            getattr(lib, factory)()
+        assert tuple(getattr(lib, factory)(size=()).shape) == () == tuple(getattr(lib, factory)([]).shape)
+
+
+def test_cosine_embedding_loss_target_size_error():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match=r"size of tensor a \(4\) must match the size of tensor b \(3\)"):
+            lib.nn.functional.cosine_embedding_loss(lib.ones(3, 2), lib.ones(3, 2), lib.ones(4))

@@ -444,6 +444,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
         raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
                            f"{list(input1.shape)} and {list(input2.shape)}.")
     prod = (input1 * input2).sum(d)
+    if d == 1 and target.shape[0] not in (1, prod.shape[0]):
+        raise RuntimeError(f"The size of tensor a ({target.shape[0]}) must match the size of tensor b "
+                           f"({prod.shape[0]}) at non-singleton dimension 0")
     mag1 = (input1 * input1).sum(d) + 1e-12
     mag2 = (input2 * input2).sum(d) + 1e-12
     cos = prod / (mag1 * mag2).sqrt()
