@@ -5,8 +5,9 @@
 context variable, so that it is per thread (as torch's) and the intra-op threads see the caller's. The functions
 wrapped in ``lower_precision_inputs`` (matrix products, linear, convolutions, attention) get their floating tensor
 arguments cast to that dtype (float64 excepted, as torch); those wrapped in ``float32_inputs`` (the losses) get their
-float16 and bfloat16 arguments cast to float32. The casts are differentiable, and backward runs outside autocast:
-gradients flow back in the dtypes of forward.
+float16 and bfloat16 arguments cast to float32; CPU autocast has its own float32 list (``cpu_float32_inputs``: 3-D
+pools, reflection/replication padding, linear algebra, FFTs) and widest-type list (``cpu_widest_inputs``). The casts
+are differentiable, and backward runs outside autocast: gradients flow back in the dtypes of forward.
 """
 import contextvars
 import functools
@@ -83,5 +84,35 @@ def cpu_float32(x):
 
 
 def cpu_float32_inputs(fn):
-    """``fn`` computing in float32 under CPU autocast: its float16 and bfloat16 CPU tensor arguments cast up."""
-    return _casting(cpu_float32, fn)
+    """``fn`` computing in float32 under CPU autocast: its float16 and bfloat16 CPU tensor arguments cast up, and the
+    products it is built on left in that dtype."""
+    def each(x):  # a tensor, or a list of them
+        return type(x)(map(cpu_float32, x)) if isinstance(x, (list, tuple)) else cpu_float32(x)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):  # one frame, as the functions' warnings count them
+        active = ACTIVE.get()
+        if active is None or "cpu" not in active:
+            return fn(*args, **kwargs)
+        args, kwargs = tuple(map(each, args)), {k: v if k == "out" else each(v) for k, v in kwargs.items()}
+        token = ACTIVE.set(None)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ACTIVE.reset(token)
+    return run
+
+
+def cpu_widest_inputs(fn):
+    """``fn`` computing in the widest floating dtype of its inputs under CPU autocast (float64 inputs aside): its
+    float16 and bfloat16 CPU tensor arguments cast to float32 when one of them is float32."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        active = ACTIVE.get()
+        if active is None or "cpu" not in active:
+            return fn(*args, **kwargs)
+        tensors = [a for a in (*args, *kwargs.values()) if _device_type(a) == "cpu"]
+        if not any(t.dtype is _dtype.float32 for t in tensors):
+            return fn(*args, **kwargs)
+        return fn(*map(cpu_float32, args), **{k: cpu_float32(v) for k, v in kwargs.items()})
+    return run

@@ -332,7 +332,7 @@ class Tensor:
             kwargs["max_version"] = max_version
         if copy is not None:
             kwargs["copy"] = copy
-        if not data.flags.writeable and self.device.type == "cpu":
+        if self.device.type == "cpu" and not data.flags.writeable:
             data = data.view()
             data.flags.writeable = False
         try:

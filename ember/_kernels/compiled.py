@@ -13,6 +13,7 @@ import numpy as np
 MIN_SIZE = 1 << 14  # elements below which the NumPy reference runs (and numba is not imported for it)
 _FLAGS = {"reassoc", "contract", "arcp", "nsz"}
 _ROUNDED = {"resample_axis", "resample_axis_adjoint"}  # loops whose products are rounded before they are added
+_EXACT = {"grid_coords_2d"}  # loops that round every operation as written (no fast-math at all)
 _compiled = {}
 
 
@@ -27,7 +28,7 @@ def kernel(name, size):
         except ImportError:
             fn = None
         else:
-            flags = _FLAGS - {"contract"} if name in _ROUNDED else _FLAGS
+            flags = _FLAGS - {"contract"} if name in _ROUNDED else set() if name in _EXACT else _FLAGS
             fn = numba.njit(nogil=True, fastmath=flags, error_model="numpy", cache=True)(globals()["_" + name])
         _compiled[name] = fn
     return fn
@@ -178,6 +179,54 @@ def _scatter_windows_2d(g, arg, dy, dx, sh, sw, ph, pw, disjoint, out):
 
 
 # -- sampling at points (grid_sample, 2-D) -----------------------------------------------------------------------------
+def _grid_coords_2d(grid, k, align, pad, nearest, px, py, mx, my):
+    """The pixel coordinates ``px``, ``py`` (N, P) of the normalised locations ``grid`` (N, P, 2) in an image, and
+    their derivatives ``mx``, ``my`` by the grid's x and y (0 where the padding clips). ``k`` (2, 10) holds, for x
+    then y, the constants (1, 0, 2, 0.5, (size - 1) / 2, size / 2, low, span, size - 1, quick) of the image's width or
+    height, low and span being those of the reflection, ``quick`` the distances below which the reflection's
+    remainder is exact without fmod (2 ** mantissa digits - 2 * span); ``pad``: 0 zeros, 1 border, 2 reflection;
+    ``nearest``: rounded (half to even). ``sample.grid_coords_numpy`` is the reference."""
+    n_, p_ = px.shape
+    for n in range(n_):
+        for p in range(p_):
+            for a in range(2):
+                out = px if a == 0 else py
+                one, zero, two, half_one, scale, half, low, span, hi, quick = k[a, 0], k[a, 1], k[a, 2], k[a, 3], \
+                    k[a, 4], k[a, 5], k[a, 6], k[a, 7], k[a, 8], k[a, 9]
+                v = grid[n, p, a] + one
+                if align:
+                    c, m = v * scale, scale
+                else:  # one rounding after the product and the difference
+                    out[n, p] = np.float64(v) * np.float64(half) - 0.5
+                    c, m = out[n, p], half
+                if pad == 2:
+                    if span == zero:
+                        c, m = zero, zero
+                    else:
+                        d = c - low
+                        if d < zero:
+                            m = -m
+                        d = abs(d)
+                        flips = np.floor(d / span)
+                        if d < quick:  # fmod(d, span), faster: the quotient is at most 1 too large, the rest exact
+                            extra = d - flips * span
+                            if extra < zero:
+                                extra += span
+                        else:
+                            extra = np.fmod(d, span)
+                        if flips - two * np.floor(flips * half_one) == zero:  # an even number of flips
+                            c = extra + low
+                        else:
+                            c, m = span - extra + low, -m
+                if pad != 0 and not (c > zero and c < hi):  # clipped (NaN to 0): no derivative
+                    c, m = hi if c >= hi else zero, zero
+                out[n, p] = np.rint(c) if nearest else c
+                if a == 0:
+                    mx[n, p] = m
+                else:
+                    my[n, p] = m
+
+
 def _neighbours_2d(px, py, h, w, one, idx, wt, dist):
     """Per point of the pixel coordinates ``px``, ``py`` (N, P): the flat indices ``idx`` (K, N, P) of its
     neighbours in an (h, w) image (-1 outside), their weights ``wt`` and, for K = 4 (bilinear: north-west,

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._ufunc_at import ufunc_at
 
 
 def elem_strides(a):
@@ -170,7 +171,7 @@ class ScatterAdd(Function):
     def forward(ctx, src, index, shape):
         ctx.index = index
         out = ctx.xp.zeros(math.prod(shape), dtype=src.dtype)
-        ctx.xp.add.at(out, index.reshape(-1), src.reshape(-1))
+        ufunc_at(ctx.xp, "add", out, index.reshape(-1), src.reshape(-1))
         return out.reshape(shape)
 
     @staticmethod

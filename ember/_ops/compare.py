@@ -145,7 +145,8 @@ class IsIn(Function):
 
     @staticmethod
     def forward(ctx, elements, test, invert):
-        return ctx.xp.isin(elements, test, invert=invert)
+        xp = ctx.xp
+        return xp.isin(xp.asarray(elements), xp.asarray(test), invert=invert)  # CuPy takes arrays only
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):

@@ -11,6 +11,7 @@ import numpy as np
 __all__ = ["real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "angle", "conj_physical",
            "resolve_conj", "resolve_neg", "is_conj", "is_neg"]
 from .. import _dtype
+from .._autocast import cpu_float32_inputs
 from .._creation import zeros_like
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
@@ -146,6 +147,7 @@ def view_as_real(input):
     return ViewAsReal.apply(input)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def view_as_complex(input):
     """A complex view of ``input``, whose last dimension (of size 2, stride 1) holds real and imaginary parts.
 
@@ -235,6 +237,7 @@ class Polar(Function):
         return (g * z.sgn()).real, (g * z * 1j).real
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def polar(abs, angle, *, out=None):
     """The complex tensor with magnitude ``abs`` and phase ``angle``: ``abs * (cos(angle) + 1j * sin(angle))``.
 

@@ -9,6 +9,7 @@ __all__ = ["cholesky", "qr", "svd", "pinverse", "matrix_power", "matrix_exp", "o
 import warnings
 
 from .. import _dtype
+from .._autocast import cpu_float32_inputs, input_precision
 from .._creation import zeros
 from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
@@ -87,6 +88,7 @@ class Cholesky(Function):
         return solve_triangular(L, gA, upper=False, left=False)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def linalg_cholesky(A, *, upper=False, out=None):
     """The Cholesky factor ``L`` (lower triangular, ``A = L L^T``) of each symmetric positive-definite matrix, or
     ``U = L^T`` when ``upper``.
@@ -102,6 +104,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
     return write_out(Cholesky.apply(A, upper=upper), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """``(L, info)``: ``info`` is 0, or the order of the leading minor that is not positive-definite."""
     try:
@@ -168,12 +171,14 @@ def _qr(A, mode, op):
     return Qr.apply(A, mode=mode)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def linalg_qr(A, mode="reduced"):
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal, ``R`` upper triangular. ``mode`` is 'reduced', 'complete'
     (square ``Q``) or 'r' (``R`` only; ``Q`` empty)."""
     return _QrT(*_qr(A, mode, "linalg.qr"))
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def qr(input, some=True):
     """``(Q, R)`` of ``input`` (deprecated: use ``linalg.qr``); ``some=False`` gives the complete decomposition."""
     return _LegacyQrT(*_qr(input, "reduced" if some else "complete", "linalg.qr"))
@@ -227,6 +232,7 @@ def _check_eigh(A, UPLO, op):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def eigh(A, UPLO="L"):
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO`` triangle
     is read. Eigenvectors are defined up to sign: differentiate losses that do not depend on it."""
@@ -234,6 +240,7 @@ def eigh(A, UPLO="L"):
     return _EighT(*Eigh.apply(A, UPLO=UPLO))
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of each symmetric matrix, ascending."""
     _check_eigh(A, UPLO, "linalg.eigvalsh")
@@ -310,6 +317,7 @@ def _check_svd(A, op):
     check_float(A, op, "linalg_svd_cpu")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Singular vectors are defined up to
     sign: differentiate losses that do not depend on it (``S``, or ``U diag(S) Vh``)."""
@@ -317,12 +325,14 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _SvdT(*Svd.apply(A, full_matrices=full_matrices))
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix, descending."""
     _check_svd(A, "linalg.svdvals")
     return write_out(Svdvals.apply(A), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def svd(input, some=True, compute_uv=True):
     """``(U, S, V)`` with ``input = U diag(S) V^T`` (note: ``V``, not ``Vh``); ``some=False`` gives square
     ``U``, ``V``. With ``compute_uv=False``, ``U`` and ``V`` are zero-filled."""
@@ -480,6 +490,7 @@ def lu_factor(A, *, pivot=True):
     return _LuFactorT(_packed(L, U) if L.requires_grad or U.requires_grad else LU, pivots)
 
 
+@input_precision  # built on products that autocast would cast
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution of ``A X = B`` from ``(LU, pivots) = lu_factor(A)``; ``X A = B`` when ``left=False``, and
     ``A^T`` in place of ``A`` when ``adjoint``. Differentiable in ``LU`` and ``B``."""
@@ -577,11 +588,13 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     return write_out(Pinv.apply(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, dropping singular values below ``rcond * max(S)``."""
     return pinv(input, rtol=rcond)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values above ``max(atol, rtol * max(S))`` (``tol`` is the legacy ``atol``)."""
     check_matrix(A, "linalg.matrix_rank", square=False)
@@ -640,6 +653,7 @@ class Lstsq(Function):
         return gA, gB
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B``, as ``(solution, residuals, rank, singular_values)``.
 
@@ -734,6 +748,7 @@ def matrix_exp(A):
     return MatrixExp.apply(A)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def householder_product(A, tau, *, out=None):
     """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the ``i``-th column
     of ``A`` below the diagonal and 1 on it (LAPACK's ``orgqr``)."""
@@ -768,11 +783,13 @@ def _householder_q(A, tau):
     return Q
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def orgqr(input, tau):
     """``linalg.householder_product``."""
     return householder_product(input, tau)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def geqrf(input, *, out=None):
     """``(a, tau)``: LAPACK's ``geqrf`` QR of ``input``, ``R`` on and above the diagonal of ``a`` and the
     Householder vectors of ``Q`` below it (see :func:`linalg.householder_product`). Not differentiable, as torch's.
@@ -793,6 +810,7 @@ def geqrf(input, *, out=None):
     return r
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """``Q @ other`` (``left=False``: ``other @ Q``; ``transpose``: ``Q^H``) for the ``Q`` of ``(input, tau)``
     from :func:`geqrf`; differentiable in all three."""
@@ -802,10 +820,11 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     return write_out(matmul(Q, other) if left else matmul(other, Q), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def cholesky(input, upper=False, *, out=None):
     """The Cholesky factor (deprecated: use ``linalg.cholesky``)."""
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
+                  "PyTorch release.", UserWarning, stacklevel=3)
     return linalg_cholesky(input, upper=upper, out=out)
 
 

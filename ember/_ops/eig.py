@@ -6,6 +6,7 @@ path also computes on the host)."""
 import numpy as np
 
 from .. import _dtype
+from .._autocast import cpu_float32_inputs
 from .._tensor import Tensor, write_out
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled
@@ -76,6 +77,7 @@ def _check_eig(A, op):
     check_float(A, op, "linalg_eig_out_cpu")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def eig(A):
     """``(eigenvalues, eigenvectors)`` of each square matrix, both complex (complex64 for float32 input).
     Eigenvectors have unit norm and are defined up to a phase ``e^{i phi}``: differentiate only losses that do not
@@ -91,6 +93,7 @@ def eig(A):
     return _EigT(*Eig.apply(A, dtype=A.dtype))
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def eigvals(A, *, out=None):
     """The complex eigenvalues of each square matrix (differentiable through :func:`eig`)."""
     _check_eig(A, "linalg.eigvals")

@@ -4,6 +4,7 @@ triangular_solve. The Cholesky ops read one triangle of the factor but, as torch
 __all__ = ["cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_unpack", "lu", "lu_solve"]
 import warnings
 
+from .._autocast import cpu_float32_inputs
 from .._creation import eye, zeros
 from .._tensor import register, write_out
 from ..autograd.function import Function
@@ -53,6 +54,7 @@ class CholeskySolve(Function):
         return gB, gL
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def cholesky_solve(B, L, upper=False, *, out=None):
     """The solution ``X`` of ``A X = B`` for ``A = L L^T`` (``upper``: ``A = U^T U``) given its Cholesky factor;
     only that triangle of ``L`` is read.
@@ -65,9 +67,12 @@ def cholesky_solve(B, L, upper=False, *, out=None):
                 [2.]])
     """
     _check_pair(B, L, "cholesky_solve")
+    if not (L.dtype.is_floating_point or L.dtype.is_complex) or L.dtype.itemsize < 4:
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{scalar_name(L.dtype)}'")
     return write_out(CholeskySolve.apply(B, L, upper=bool(upper)), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of ``A = L L^T`` (``upper``: ``A = U^T U``) from its Cholesky factor; only that triangle of
     ``L`` is read.
@@ -84,12 +89,13 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return write_out(X, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """``(solution, cloned_coefficient)``: the solution of ``A X = b`` (``transpose``: ``A^T X = b``) for the
     ``upper`` (or lower) triangular ``A``, and a copy of ``A`` broadcast to the batch shape. Deprecated in torch in
     favour of ``linalg.solve_triangular``."""
     warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be removed "
-                  "in a future PyTorch release.", UserWarning, stacklevel=2)
+                  "in a future PyTorch release.", UserWarning, stacklevel=3)
     if b.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has {b.ndim} "
                            "dimensions instead")
@@ -102,22 +108,24 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     return r
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def lu(A, pivot=True, get_infos=False, out=None):
     """``(LU, pivots)`` (``get_infos``: and ``info``) of ``A``, as ``linalg.lu_factor_ex``. Deprecated in torch in
     favour of ``linalg.lu_factor``."""
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
-                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=3)
     r = tuple(lu_factor_ex(A, pivot=pivot))[:3 if get_infos else 2]
     if out is not None:
         r = tuple(write_out(t, o) for t, o in zip(r, out))
     return _LuWithInfoT(*r) if get_infos else r
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """The solution of ``A X = b`` from ``(LU_data, LU_pivots) = linalg.lu_factor(A)``. Deprecated in torch in
     favour of ``linalg.lu_solve``, whose arguments are reversed."""
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
+                  "PyTorch release.", UserWarning, stacklevel=3)
     return linalg_lu_solve(LU_data, LU_pivots, b, out=out)
 
 

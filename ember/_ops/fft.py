@@ -9,6 +9,7 @@ truncation to ``n``/``s`` is its own op (Resize), whose adjoint is the opposite 
 import warnings
 
 from .. import _dtype
+from .._autocast import cpu_float32_inputs
 from .._creation import arange, ones
 from .._tensor import register, wrap_dim, write_out
 from ..autograd.function import Function
@@ -193,6 +194,7 @@ def _n(n):
 
 
 # -- public transforms ----------------------------------------------------------------------------------------------
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``, zero-padded or trimmed to ``n``
     points. ``norm``: ``"backward"`` (no scaling, the default), ``"ortho"`` (1/sqrt(n)) or ``"forward"`` (1/n).
@@ -205,32 +207,38 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     return _c2c(input, _n(n), (dim,), norm, True, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`fft` (``norm="backward"`` scales by 1/n)."""
     return _c2c(input, _n(n), (dim,), norm, False, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional :func:`fftn` over ``dim``."""
     return _c2c(input, s, dim, norm, True, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional :func:`ifftn` over ``dim``."""
     return _c2c(input, s, dim, norm, False, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional discrete Fourier transform over ``dim`` (all dimensions, or the last ``len(s)``), with
     each transformed dimension resized to ``s``."""
     return _c2c(input, s, dim, norm, True, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of :func:`fftn`."""
     return _c2c(input, s, dim, norm, False, out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The :func:`fft` of a real ``input``: only the ``n // 2 + 1`` non-negative frequencies.
 
@@ -242,38 +250,45 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _r2c(input, _n(n), (dim,), norm, True, out, "rfft")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`rfft`: a real signal of ``n`` points (default ``2 * (input.size(dim) - 1)``)."""
     return _c2r(input, _n(n), (dim,), norm, False, out, "irfft")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional :func:`rfftn` over ``dim``."""
     return _r2c(input, s, dim, norm, True, out, "rfftn")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional :func:`irfftn` over ``dim``."""
     return _c2r(input, s, dim, norm, False, out, "irfftn")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The :func:`fftn` of a real ``input``, halved along the last transformed dimension."""
     return _r2c(input, s, dim, norm, True, out, "rfftn")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of :func:`rfftn`: a real signal, ``s[-1]`` points (default ``2 * (m - 1)``) along the last
     dimension."""
     return _c2r(input, s, dim, norm, False, out, "irfftn")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The :func:`fft` of a signal with Hermitian symmetry given by its first half ``input``: a real signal of
     ``n`` points (default ``2 * (input.size(dim) - 1)``)."""
     return _c2r(input, _n(n), (dim,), norm, True, out, "hfft")
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the half spectrum of the :func:`ifft` of a real ``input``."""
     return _r2c(input, _n(n), (dim,), norm, False, out, "ihfft")
@@ -357,6 +372,7 @@ def _centered_window(window, win_length, n_fft, like, op):
     return window
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: the :func:`ember.fft.fft` of each windowed frame of ``n_fft`` samples,

@@ -17,6 +17,7 @@ from .._tensor import Tensor, check_writable, inplace, register, write_inplace, 
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
 from .view import broadcast_pair, expand, reshape
+from ._ufunc_at import ufunc_at
 
 _ndarray = np.ndarray
 
@@ -290,7 +291,7 @@ def _write(xp, out, basic, dims, indices, values, accumulate=False):
     region = out[basic + (Ellipsis,)] if basic else out
     key = _adv_key(dims, indices) if dims else Ellipsis
     if accumulate:
-        xp.add.at(region, key, values)
+        ufunc_at(xp, "add", region, key, values)
     else:
         region[key] = values
 

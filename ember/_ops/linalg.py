@@ -5,6 +5,7 @@ import string
 import warnings
 
 from .. import _dtype
+from .._autocast import cpu_float32_inputs
 from .._tensor import register, write_out
 from .decomp import *  # noqa: F401,F403
 from .decomp import __all__ as _decomp_all
@@ -49,6 +50,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro" or A.numel() == 0:  # every matrix norm of an empty matrix is 0
         return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype, out=out)
     if ord in ("nuc", 2, -2):
+        check_float(A, op)  # not on CPU autocast's float32 list, unlike the svdvals it is built on
         if dtype is not None:
             dt = _dtype.to_dtype(dtype)
             if _dtype.promote_types(A.dtype, dt) is not dt:
@@ -144,6 +146,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 _COND_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def cond(A, p=None, *, out=None):
     """The condition number of each matrix in norm ``p``: the ratio of extreme singular values for ``p`` None,
     2 or -2 (any shape), else ``norm(A, p) * norm(inv(A), p)`` (square ``A``; inf where ``A`` is singular)."""
@@ -176,6 +179,7 @@ def vander(x, *, N=None):
     return cat([ones, cumprod(col.expand(*x.shape, N - 1), -1, dtype=dt)], -1)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of ``A`` for ``tensordot(A, ., ind)``: ``A`` reshaped to a square matrix of
     ``prod(shape[:ind])`` rows and inverted; the result has shape ``shape[ind:] + shape[:ind]``."""
@@ -189,6 +193,7 @@ def tensorinv(A, ind=2, *, out=None):
     return write_out(reshape(r, tuple(A.shape[ind:]) + tuple(A.shape[:ind])), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def tensorsolve(A, B, dims=None, *, out=None):
     """The ``X`` with ``tensordot(A, X, X.ndim) = B``; ``dims`` are dimensions of ``A`` moved to the end first."""
     if dims is not None:

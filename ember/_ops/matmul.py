@@ -5,7 +5,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 import string
 
 from .. import _autocast, _dtype
-from .._autocast import input_precision, lower_precision_inputs
+from .._autocast import cpu_float32_inputs, input_precision, lower_precision_inputs
 from .._device import CPU, array_module
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
@@ -242,6 +242,7 @@ def dot(input, tensor, *, out=None):
     return matmul(input, tensor, out=out)
 
 
+@input_precision
 def vdot(input, other, *, out=None):
     """Inner product of two 1-D tensors, conjugating the first."""
     _check_vectors(input, other)
@@ -621,6 +622,7 @@ def kron(input, other, *, out=None):
     return write_out(reshape(a * b, tuple(x * y for x, y in zip(sa, sb))), out)
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     if input.ndim != 2:

@@ -23,6 +23,7 @@ from .._kernels.elementwise import blockwise
 from .binary import _where
 from .pool import masked
 from .reduce import _quiet, _tname
+from ._ufunc_at import ufunc_at
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -511,7 +512,7 @@ def _accumulate_rows(xp, index, src, num, coef):
         out[rows] = m @ src
         return out
     out = xp.zeros((num, d), src.dtype)
-    xp.add.at(out, index, src if coef is None else src * coef[:, None].astype(src.dtype))
+    ufunc_at(xp, "add", out, index, src if coef is None else src * coef[:, None].astype(src.dtype))
     return out
 
 

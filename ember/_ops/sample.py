@@ -1,5 +1,6 @@
-"""Sampling images at points: the gather and scatter core of grid_sample (2-D, bilinear or nearest), with a numba
-loop (``compiled.sample_points``) and its NumPy reference."""
+"""Sampling images at points: the core of grid_sample (2-D, bilinear or nearest), from the grid's pixel coordinates
+to the gather and scatter of the neighbours, with numba loops (``compiled.grid_coords_2d``, ``neighbours_2d``,
+``sample_points``) and their NumPy references."""
 import numpy as np
 
 from .._kernels import compiled
@@ -12,34 +13,90 @@ _SPREAD = 1 << 17  # output elements from which the loop runs on blocks spread o
 _VECTOR = 32  # bytes per block of points whose gradients are added neighbour by neighbour (torch's AVX2 order)
 
 
-class SamplePoints(Function):
-    """``x`` (N, C, H, W) at the pixel coordinates ``px``, ``py`` (N, P): (N, C, P), the bilinear interpolation of
-    the four neighbours (``linear``) or the pixel at the (rounded) point; neighbours outside the image read 0.
-    Differentiable in ``x`` and (bilinear) in the coordinates; the coordinates of nearest sampling get zeros."""
+class SampleGrid(Function):
+    """``x`` (N, C, H, W) at the normalised locations ``grid`` (N, P, 2) (x then y, -1 and 1 the image's borders,
+    or its corner pixels' centres if ``align``): (N, C, P), the bilinear interpolation of the four neighbours
+    (``linear``) or the nearest pixel, with the padding ``pad`` (0 zeros: neighbours outside the image read 0, 1
+    border, 2 reflection). ``pixels(grid)`` computes the pixel coordinates (px, py) in Tensor ops: differentiated
+    when the backward pass builds a graph. Differentiable in ``x`` and (bilinear) in ``grid``; nearest sampling gives
+    ``grid`` zeros."""
 
     @staticmethod
-    def forward(ctx, x, px, py, linear):
-        ctx.linear = linear
-        ctx.save_for_backward(x, px, py)
-        idx, wt, dist = neighbours(px, py, *x.shape[2:], linear, x.shape[0] * x.shape[1] * px.shape[1])
+    def forward(ctx, x, grid, linear, align, pad, pixels):
+        N, C, H, W = x.shape
+        size = N * C * grid.shape[1]
+        px, py, mx, my = grid_coords(grid, H, W, align, pad, not linear, size)
+        ctx.linear, ctx.pixels, ctx.mult = linear, pixels, (mx, my)
+        ctx.save_for_backward(x, grid)
+        idx, wt, dist = neighbours(px, py, H, W, linear, size)
         ctx.idx, ctx.wt, ctx.dist = idx, wt, dist
-        return sample_points(x.reshape(x.shape[:2] + (x.shape[2] * x.shape[3],)), idx, wt)
+        return sample_points(x.reshape(N, C, H * W), idx, wt)
 
     @staticmethod
     def backward(ctx, grad):
-        x, px, py = ctx.saved_tensors
+        x, grid = ctx.saved_tensors
         if grad_enabled():  # create_graph: differentiate the Tensor-op formula instead, to any order
-            return _composite_vjp(ctx, (x, px, py), grad)
-        need_x, need_xy = ctx.needs_input_grad[0], ctx.linear and any(ctx.needs_input_grad[1:])
+            return _composite_vjp(ctx, (x, grid), grad)
+        need_x, need_xy = ctx.needs_input_grad[0], ctx.linear and ctx.needs_input_grad[1]
         xa = x._data
         shape = xa.shape
         gx, gxy = sample_points_grad(xa.reshape(shape[:2] + (shape[2] * shape[3],)), np.ascontiguousarray(grad._data), ctx.idx,
                                      ctx.wt, ctx.dist, need_x, need_xy)
         wrap = lambda a: Tensor._make(a, grad.dtype, grad.device)  # noqa: E731
         gx = wrap(gx.reshape(shape)) if need_x else None
-        if not ctx.linear:
-            gxy = np.zeros((2,) + px.shape, xa.dtype)
-        return gx, wrap(gxy[0]), wrap(gxy[1])
+        if not need_xy:
+            return gx, wrap(np.zeros(grid.shape, xa.dtype)) if ctx.needs_input_grad[1] else None
+        mx, my = ctx.mult
+        return gx, wrap(np.stack([gxy[0] * mx, gxy[1] * my], -1))
+
+
+def grid_coords(grid, h, w, align, pad, nearest, size):
+    """The pixel coordinates px, py (N, P) in an (h, w) image of the normalised locations ``grid`` (N, P, 2) with the
+    padding ``pad`` (0 zeros, 1 border, 2 reflection; NaN clipped to 0), rounded if ``nearest``, and their
+    derivatives mx, my by the grid's x and y. The numba loop for a sampling of ``size`` outputs, else
+    ``grid_coords_numpy``."""
+    fused = compiled.kernel("grid_coords_2d", size) if grid.dtype in (np.float32, np.float64) else None
+    if fused is None:
+        return grid_coords_numpy(grid, h, w, align, pad, nearest)
+    whole = 2.0 ** (np.finfo(grid.dtype).nmant + 1)  # the integers from which not all are exact
+    k = np.array([[1, 0, 2, 0.5, (s - 1) / 2, s / 2, low, span, s - 1, whole - 2 * span]
+                  for s, (low, span) in ((w, _reflection(w, align)), (h, _reflection(h, align)))], grid.dtype)
+    px, py, mx, my = (np.empty(grid.shape[:2], grid.dtype) for _ in range(4))
+    fused(np.ascontiguousarray(grid), k, align, pad, nearest, px, py, mx, my)
+    return px, py, mx, my
+
+
+def _reflection(size, align):
+    """The low end and the span of the interval pixel coordinates reflect into."""
+    return [0, size - 1] if align else [-0.5, size]
+
+
+def grid_coords_numpy(grid, h, w, align, pad, nearest):
+    t = grid.dtype.type
+    out = []
+    with np.errstate(invalid="ignore"):
+        for a, s in enumerate((w, h)):
+            v = grid[..., a] + t(1)
+            if align:
+                c, m = v * t((s - 1) / 2), np.full(v.shape, (s - 1) / 2, grid.dtype)
+            else:
+                c, m = (v.astype(np.float64) * (s / 2) - 0.5).astype(grid.dtype), np.full(v.shape, s / 2, grid.dtype)
+            if pad == 2:
+                low, span = (t(e) for e in _reflection(s, align))
+                if span == 0:
+                    c, m = np.zeros_like(c), np.zeros_like(m)
+                else:
+                    d = c - low
+                    even = np.fmod(np.floor(np.abs(d) / span), t(2)) == 0
+                    extra = np.fmod(np.abs(d), span)
+                    c = np.where(even, extra + low, span - extra + low)
+                    m = np.where((d < 0) == even, -m, m)
+            if pad:
+                inside = (c > 0) & (c < s - 1)
+                c, m = np.where(inside, c, np.where(c >= s - 1, t(s - 1), t(0))), np.where(inside, m, t(0))
+            out += [np.round(c) if nearest else c, m]
+    px, mx, py, my = out
+    return px, py, mx, my
 
 
 def neighbours(px, py, h, w, linear, size):
@@ -190,13 +247,13 @@ def sample_points_reference(x, px, py, linear):
 
 def _composite_vjp(ctx, inputs, grad):
     from ..autograd.engine import grad as autograd_grad
-    x, px, py = inputs
+    x, grid = inputs
     with enable_grad():
-        out = sample_points_reference(x, px, py, ctx.linear)
-    wanted = [i for i, n in enumerate(ctx.needs_input_grad[:3]) if n]
+        out = sample_points_reference(x, *ctx.pixels(grid), ctx.linear)
+    wanted = [i for i, n in enumerate(ctx.needs_input_grad[:2]) if n]
     got = autograd_grad([out], [inputs[i] for i in wanted], [grad.reshape(out.shape)], create_graph=True,
                         allow_unused=True)
-    result = [None] * 3
+    result = [None] * 2
     for i, g in zip(wanted, got):
         result[i] = g if g is not None else inputs[i].detach() * 0
     return tuple(result)

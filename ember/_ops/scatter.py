@@ -4,12 +4,14 @@ index_reduce). Gradients are as torch defines them, including scatter_reduce's p
 import numpy as np
 
 from .. import _dtype
+from .._autocast import cpu_widest_inputs
 from .._creation import zeros
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .index import BasicIndex, Where, _const, _xp, check_fill_value, pad_to
 from .view import broadcast_pair
 from .view import expand, reshape
+from ._ufunc_at import ufunc_at
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "index_select", "index_add",
            "index_copy", "index_fill", "index_reduce"]
@@ -88,10 +90,10 @@ class Scatter(Function):
             return out
         if not include_self:
             o[key] = _identity(reduce, x.dtype)
-        getattr(xp, _UFUNC[reduce]).at(o, key, s)
+        ufunc_at(xp, _UFUNC[reduce], o, key, s)
         if reduce == "mean":
             n = xp.full(o.shape, int(include_self), dtype=o.dtype if o.dtype.kind not in "iub" else np.int64)
-            xp.add.at(n, key, 1)
+            ufunc_at(xp, "add", n, key, 1)
             n = xp.maximum(n, 1)
             o[...] = o // n if o.dtype.kind in "iu" else o / n
             ctx.count = n.reshape(out.shape)
@@ -152,7 +154,7 @@ def _prod_backward(ctx, grad, index, x, src, out):
     zero = part._data == 0
     key = _mesh(xp, _1d(index._data), dim)
     count = xp.zeros(_1d(x._data).shape, dtype=np.int64)
-    xp.add.at(count, key, _1d(zero))
+    ufunc_at(xp, "add", count, key, _1d(zero))
     single = _const(zero & (count[key].reshape(zero.shape) == 1), dev)
     masked_src = Where.apply(single, 1, part, dtype=part.dtype)
     with_masked = Scatter.apply(x, masked_src, index, dim=dim, reduce="prod", include_self=incl)
@@ -172,7 +174,7 @@ def _minmax_backward(ctx, grad, index, x, src, out):
     src_is = None
     if src is not None:
         src_is = (_1d(src._data)[_corner(_1d(index._data).shape)] == o[key]).astype(dt)
-        xp.add.at(count, key, src_is)
+        ufunc_at(xp, "add", count, key, src_is)
     shared = grad / _const(count.reshape(out.shape), dev)
     gx = _const(self_is.reshape(out.shape), dev) * shared
     gs = None
@@ -324,7 +326,7 @@ class IndexAdd(Function):
         ctx.save_for_backward(index)
         out = x.copy()
         s = _1d(src) if alpha == 1 else (_1d(src) * alpha).astype(x.dtype, copy=False)
-        ctx.xp.add.at(_1d(out), _along(dim, _1d(index)), s)
+        ufunc_at(ctx.xp, "add", _1d(out), _along(dim, _1d(index)), s)
         return out
 
     @staticmethod
@@ -422,6 +424,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     return write_out(IndexAdd.apply(input, source, index, dim=d, alpha=alpha), out)
 
 
+@cpu_widest_inputs  # on CPU autocast's widest-type list
 def index_copy(input, dim, index, source):
     """``input`` with the slices at positions ``index`` along ``dim`` replaced by those of ``source``."""
     if index.dtype is not _dtype.int64:
@@ -483,5 +486,5 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 register(gather, scatter, scatter_add, scatter_reduce, take_along_dim, index_select, index_add, index_copy,
          index_fill, index_reduce,
          scatter_=inplace(scatter), scatter_add_=inplace(scatter_add), scatter_reduce_=inplace(scatter_reduce),
-         index_add_=inplace(index_add), index_copy_=inplace(index_copy), index_fill_=inplace(index_fill),
+         index_add_=inplace(index_add), index_copy_=inplace(index_copy.__wrapped__), index_fill_=inplace(index_fill),
          index_reduce_=inplace(index_reduce))

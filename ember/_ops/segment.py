@@ -10,6 +10,7 @@ from ..autograd.function import Function
 from .index import _const, _xp, where
 from .shape import cat
 from .view import reshape
+from ._ufunc_at import ufunc_at
 
 __all__ = ["segment_reduce"]
 
@@ -22,7 +23,7 @@ def _per_segment(xp, seg, S, values):
     """``values (B, N, K)`` summed into their segments: ``(B, S + 1, K)``, the last row collecting what lies
     outside every segment."""
     out = xp.zeros((seg.shape[0], S + 1) + values.shape[2:], values.dtype)
-    xp.add.at(out, (xp.arange(seg.shape[0])[:, None], seg), values)
+    ufunc_at(xp, "add", out, (xp.arange(seg.shape[0])[:, None], seg), values)
     return out
 
 
@@ -37,7 +38,7 @@ class SegmentReduce(Function):
         B, S = counts.shape
         ctx.seg, ctx.counts, ctx.reduce, ctx.initial = seg, counts, reduce, initial
         out = xp.full((B, S + 1, x.shape[2]), _START[reduce] if initial is None else initial, x.dtype)
-        getattr(xp, _UFUNC[reduce]).at(out, (xp.arange(B)[:, None], seg), x)
+        ufunc_at(xp, _UFUNC[reduce], out, (xp.arange(B)[:, None], seg), x)
         out = out[:, :S]
         if reduce == "mean":
             n = counts[..., None]

@@ -390,7 +390,7 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, x, diagonal, upper):
         ctx.diagonal, ctx.upper = diagonal, upper
-        return (ctx.xp.triu if upper else ctx.xp.tril)(x, diagonal)
+        return (ctx.xp.triu if upper else ctx.xp.tril)(x, diagonal).astype(x.dtype, copy=False)  # CuPy's: bf16 in f32
 
     @staticmethod
     def backward(ctx, grad):

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._autocast import cpu_float32_inputs
 from .._creation import zeros
 from .._tensor import register, write_out
 from ..autograd.function import Function
@@ -105,6 +106,7 @@ class Inv(Function):
         return -matmul(Yt, matmul(grad, Yt))
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def inv(A, *, out=None):
     """The inverse of each square matrix in ``A``; raises ``LinAlgError`` for singular ones.
 
@@ -122,6 +124,7 @@ def inv(A, *, out=None):
 inverse = inv
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def inv_ex(A, *, check_errors=False):
     """``(inverse, info)``: ``info`` is 0, or the 1-based index of the zero pivot that makes a matrix singular."""
     check_matrix(A, "linalg.inv_ex")
@@ -230,13 +233,22 @@ def logdet(input):
     return logabs + constant(xp_of(input).where(sign._data < 0, math.nan, 0).astype(logabs._data.dtype), input)
 
 
+def _solve(xp, A, B):
+    """``xp.linalg.solve`` of ``A (*, n, n)`` and ``B (*, n, k)`` with batch dimensions broadcast (CuPy's needs them
+    equal)."""
+    if xp is not np:
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+        A, B = xp.broadcast_to(A, batch + A.shape[-2:]), xp.broadcast_to(B, batch + B.shape[-2:])
+    return xp.linalg.solve(A, B)
+
+
 class Solve(Function):
     """``A^{-1} B`` for ``A (*, n, n)`` and ``B (*, n, k)``, broadcasting batch dimensions."""
 
     @staticmethod
     def forward(ctx, A, B):
         try:
-            X = ctx.xp.linalg.solve(A, B)
+            X = _solve(ctx.xp, A, B)
         except Exception as e:
             if not is_linalg_error(e):
                 raise
@@ -252,6 +264,7 @@ class Solve(Function):
         return gA, gB
 
 
+@cpu_float32_inputs  # on CPU autocast's float32 list
 def solve(A, B, *, left=True, out=None):
     """The solution ``X`` of ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a (batch of) vector(s).
 
@@ -278,6 +291,7 @@ def solve(A, B, *, left=True, out=None):
 
 def solve_ex(A, B, *, left=True, check_errors=False):
     """``(result, info)`` of ``solve``; ``info`` is nonzero for singular matrices (and ``result`` nan)."""
+    check_float(A, "linalg.solve_ex", "lu_cpu")  # not on CPU autocast's float32 list, unlike solve
     xp = xp_of(A)
     try:
         X = solve(A, B, left=left)
@@ -301,7 +315,7 @@ def _triangular(xp, A, B, upper, unit):
     if not upper:  # reversing rows and columns makes it upper triangular: LU then pivots nothing, as trsm
         T, B = T[..., ::-1, ::-1], B[..., ::-1, :]
     try:
-        X = xp.linalg.solve(T, B)
+        X = _solve(xp, T, B)
     except Exception as e:
         if not is_linalg_error(e):
             raise

@@ -13,6 +13,7 @@ from .. import _dtype, return_types
 from .._tensor import Tensor, register, wrap_dim, write_out
 from ..autograd.function import Function
 from ._strided import ScatterAdd
+from ._ufunc_at import ufunc_at
 
 
 def _result(name, qualname):
@@ -303,7 +304,7 @@ class BinCount(Function):
         if weights.dtype != xp.float32:
             return xp.bincount(x, weights=weights.astype("float64"), minlength=n)
         out = xp.zeros(n, weights.dtype)  # float32 sums accumulate in float32, in order
-        xp.add.at(out, x, weights)
+        ufunc_at(xp, "add", out, x, weights)
         return out
 
 

@@ -188,7 +188,7 @@ class Polygamma(FloatUnary):
         ctx.save_for_backward(x)
         ctx.n = n
         sp = _sp(ctx.xp)
-        return ufunc1(sp.psi, x) if n == 0 else sp.polygamma(n, x).astype(x.dtype)
+        return ufunc1(sp.psi, x) if n == 0 else sp.polygamma(ctx.xp.asarray(n, x.dtype), x).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -60,7 +60,7 @@ class ASGD(Optimizer):
         param -= g * eta_value
         if float(mu) != 1:
             tmp = param - ax
-            tmp *= mu
+            tmp *= float(mu)  # the step scalars stay on the CPU, as torch's
             ax += tmp
         else:
             ax[...] = param

@@ -8,7 +8,7 @@ import torch
 import ember
 from ember._kernels import compiled
 from ember._ops import sample
-from ember.nn.functional import upsampling
+from ember.nn.functional import upsampling, vision
 
 from .conftest import spy_loops
 
@@ -40,6 +40,32 @@ def test_neighbours_loop_matches_reference(dtype, linear):
         if b is not None:
             assert a.dtype == dtype
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("pad", [0, 1, 2], ids=["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("size", [(H, W), (1, 1)])
+def test_grid_coords_loop_matches_reference(dtype, pad, align, size):
+    grid = RNG.uniform(-3.5, 3.5, (N, 5000, 2)).astype(dtype)
+    ends = [(s - 1) / s if not align else 1 for s in size[::-1]]
+    grid[0, :14, 0] = [-1, 1, 0, ends[0], -ends[0], np.nan, np.inf, -np.inf, 1e30, -1e30, 3, -3, 5, 0.5]
+    grid[0, :14, 1] = [1, -1, np.nan, -ends[1], ends[1], 0, 2, np.inf, -np.inf, 7, -5, 1e-8, -1e-8, 1e20]
+    grid[1] = np.round(grid[1] * size[1] / 2) * 2 / size[1]  # pixel centres, edges and halves
+    grid[0, 14:2000] = RNG.choice([-1, 1], (1986, 2)) * 10 ** RNG.uniform(-8, 9, (1986, 2))  # many reflections
+    for nearest in (False, True):
+        got = sample.grid_coords(grid, *size, align, pad, nearest, 1 << 20)
+        ref = sample.grid_coords_numpy(grid, *size, align, pad, nearest)
+        for a, b in zip(got, ref):
+            assert a.dtype == dtype
+            np.testing.assert_array_equal(a, b)
+        # the Tensor-op formula a backward pass with create_graph differentiates: the same values and derivatives
+        g = ember.tensor(grid, requires_grad=True)
+        pixels = vision._pixels(g, size, align, vision._PADS[pad], nearest)
+        for i, p in enumerate(pixels):
+            np.testing.assert_array_equal(got[i], p.detach().numpy())
+            if not nearest:
+                np.testing.assert_array_equal(got[2 + i], ember.autograd.grad(p.sum(), g)[0][..., i].numpy())
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -85,7 +111,7 @@ def test_grid_sample_float32_bit_exact(monkeypatch, mode, padding_mode, align):
     used = spy_loops(monkeypatch)
     for e, t in zip(*_grid_sample_both(mode, padding_mode, align)):
         np.testing.assert_array_equal(e, t)
-    assert {"neighbours_2d", "sample_points", "sample_points_grad"} <= set(used)
+    assert {"grid_coords_2d", "neighbours_2d", "sample_points", "sample_points_grad"} <= set(used)
 
 
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])

@@ -1,13 +1,14 @@
 """Vision functions: pad, grid_sample / affine_grid, pixel and channel shuffles."""
+import functools
 import math
 import warnings
 
 import numpy as np
 
 from ... import _dtype
-from ..._autocast import cpu_float32_inputs
+from ..._autocast import cpu_float32, cpu_float32_inputs
 from ..._device import array_module
-from ..._ops.sample import SamplePoints
+from ..._ops.sample import SampleGrid
 from ..._ops.shape import cat
 from ..._tensor import Tensor
 from ...autograd.function import Function
@@ -84,7 +85,8 @@ def pad(input, pad, mode="constant", value=None):
     if any(s == 0 for s in input.shape[lead:]):
         raise RuntimeError(f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size and other "
                            f"non-zero dimensions for input, but got: {list(input.shape)}")
-    x = input
+    # replication padding and 1-D/2-D reflection padding are on CPU autocast's float32 list
+    x = cpu_float32(input) if mode == "replicate" or (mode == "reflect" and n < 3) else input
     for i in range(n):
         d = input.ndim - 1 - i
         x = _pad_dim(x, d, pad[2 * i], pad[2 * i + 1], mode, input.shape)
@@ -232,21 +234,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     sizes = input.shape[2:]
     out_shape = grid.shape[1:-1]
     # grid's last dim lists x (width) first: coordinate k addresses spatial dim n - 1 - k
-    points = n == 2 and mode != "bicubic" and input.device.type == "cpu" and input.dtype in (_dtype.float32,
-                                                                                             _dtype.float64)
-    coords = [_unnormalize(grid[..., n - 1 - d], sizes[d], align_corners, points) for d in range(n)]
+    if n == 2 and mode != "bicubic" and input.device.type == "cpu" and input.dtype in (_dtype.float32, _dtype.float64):
+        pixels = functools.partial(_pixels, sizes=sizes, align_corners=align_corners, padding_mode=padding_mode,
+                                   nearest=mode == "nearest")
+        out = SampleGrid.apply(input, grid.reshape(N, math.prod(out_shape), 2), linear=mode == "bilinear",
+                               align=bool(align_corners), pad=_PADS.index(padding_mode), pixels=pixels)
+        return out.reshape((N, C) + tuple(out_shape))
+    coords = [_unnormalize(grid[..., n - 1 - d], sizes[d], align_corners) for d in range(n)]
     if n == 3:  # the volumetric kernel sends NaN and infinite coordinates to fixed pixels
         coords = [_finite_coord(c, sizes[d], padding_mode) for d, c in enumerate(coords)]
     if mode != "bicubic":  # bicubic applies the padding mode to each tap instead
         coords = [_pad_coord(c, sizes[d], align_corners, padding_mode) for d, c in enumerate(coords)]
-    if points:  # the fused sampling loop
-        if padding_mode != "zeros":  # NaN (and reflected infinite) locations clip to 0, as torch's 2-D kernel
-            coords = [c.nan_to_num(0.0) for c in coords]
-        px, py = coords[1].reshape(N, math.prod(out_shape)), coords[0].reshape(N, math.prod(out_shape))
-        if mode == "nearest":
-            px, py = px.round(), py.round()
-        out = SamplePoints.apply(input, px, py, linear=mode == "bilinear")
-        return out.reshape((N, C) + tuple(out_shape))
     flat = input.reshape(N, C, math.prod(sizes))
     strides = [math.prod(sizes[d + 1:]) for d in range(n)]
 
@@ -297,6 +295,20 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         term = vals * weight.unsqueeze(1)
         result = term if result is None else result + term
     return result
+
+
+_PADS = ("zeros", "border", "reflection")
+
+
+def _pixels(grid, sizes, align_corners, padding_mode, nearest):
+    """The pixel coordinates (px, py) (N, P) of the 2-D sampling grid (N, P, 2), in Tensor ops (``SampleGrid``'s
+    loops compute them, this is what a backward pass that builds a graph differentiates)."""
+    coords = [_pad_coord(_unnormalize(grid[..., 1 - d], sizes[d], align_corners, True), sizes[d], align_corners,
+                         padding_mode) for d in range(2)]
+    if padding_mode != "zeros":  # NaN (and reflected infinite) locations clip to 0, as torch's 2-D kernel
+        coords = [c.nan_to_num(0.0) for c in coords]
+    px, py = coords[1], coords[0]
+    return (px.round(), py.round()) if nearest else (px, py)
 
 
 def _unnormalize(coord, size, align_corners, scaled=False):
