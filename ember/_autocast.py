@@ -10,6 +10,7 @@ pools, reflection/replication padding, linear algebra, FFTs) and widest-type lis
 are differentiable, and backward runs outside autocast: gradients flow back in the dtypes of forward.
 """
 import contextvars
+import contextlib
 import functools
 
 from . import _dtype
@@ -54,12 +55,19 @@ def input_precision(fn):
     def run(*args, **kwargs):
         if ACTIVE.get() is None:
             return fn(*args, **kwargs)
-        token = ACTIVE.set(None)
-        try:
+        with _off():
             return fn(*args, **kwargs)
-        finally:
-            ACTIVE.reset(token)
     return run
+
+
+@contextlib.contextmanager
+def _off():
+    """Autocast off inside (an op built on products that autocast would cast)."""
+    token = ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        ACTIVE.reset(token)
 
 
 def _to_float32(x):
@@ -95,11 +103,8 @@ def cpu_float32_inputs(fn):
         if active is None or "cpu" not in active:
             return fn(*args, **kwargs)
         args, kwargs = tuple(map(each, args)), {k: v if k == "out" else each(v) for k, v in kwargs.items()}
-        token = ACTIVE.set(None)
-        try:
+        with _off():
             return fn(*args, **kwargs)
-        finally:
-            ACTIVE.reset(token)
     return run
 
 
