@@ -205,12 +205,34 @@ class Div(Binary):
                 -grad * ((a / b) / b) if ctx.needs_input_grad[1] else None)
 
 
+def _floor_divmod(xp, a, b):
+    """Floor division and remainder of floats as NumPy computes them (``fmod`` corrected to the divisor's sign), for
+    CuPy, whose kernels give NaN for finite ``a`` over infinite ``b`` and lose the signs of zeros. A Python number
+    takes the other operand's dtype (the result's, as ``apply`` promoted it)."""
+    a = a if hasattr(a, "dtype") else xp.asarray(a, b.dtype)
+    b = b if hasattr(b, "dtype") else xp.asarray(b, a.dtype)
+    mod = xp.fmod(a, b)
+    div = (a - mod) / b
+    fix = (mod != 0) & ((b < 0) != (mod < 0))
+    zero = xp.zeros_like(mod)
+    mod = xp.where(fix, mod + b, xp.where(mod != 0, mod, xp.copysign(zero, b)))
+    div = xp.where(fix, div - 1, div)
+    floor = xp.floor(div)
+    floor = xp.where(div - floor > 0.5, floor + 1, floor)
+    quotient = a / b
+    floor = xp.where(div != 0, floor, xp.copysign(zero, quotient))
+    by_zero = b == 0
+    return xp.where(by_zero, quotient, floor).astype(mod.dtype), xp.where(by_zero, xp.fmod(a, b), mod)
+
+
 class DivFloor(Binary):
     @staticmethod
     def forward(ctx, a, b):
         integral = _is_integral(a, b)
         if integral:
             _no_bool(ctx.xp, a, b, "div_floor")
+        elif ctx.xp is not np:
+            return _floor_divmod(ctx.xp, a, b)[0]
         y = ufunc2(ctx.xp.floor_divide, a, b)
         if integral:
             _zero_divisor(b, y)
@@ -350,7 +372,7 @@ class Remainder(Binary):
         integral = _is_integral(a, b)
         if integral:
             _no_bool(ctx.xp, a, b, "remainder")
-        y = ufunc2(ctx.xp.remainder, a, b)
+        y = ufunc2(ctx.xp.remainder, a, b) if integral or ctx.xp is np else _floor_divmod(ctx.xp, a, b)[1]
         if integral:
             _zero_divisor(b, y)
         ctx.save_for_backward(a, b)
