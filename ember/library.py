@@ -58,6 +58,7 @@ class CustomOpDef:
         self._mutates_args = mutates_args
         self._kernels = {}  # device type -> implementation
         self._fake_fn = self._backward_fn = self._setup_context_fn = None
+        self._setup_takes_keywords = False
         self._function = self._make_function()
         self.__name__, self.__doc__ = name, fn.__doc__
 
@@ -71,12 +72,10 @@ class CustomOpDef:
             @staticmethod
             def forward(ctx, *args, **kwargs):
                 out = op._run(args, kwargs)
-                setup = op._setup_context_fn
-                if setup is not None:
-                    if "keyword_only_inputs" in inspect.signature(setup).parameters:
-                        setup(ctx=ctx, inputs=args, keyword_only_inputs=kwargs, output=out)
-                    else:
-                        setup(ctx, args, out)
+                if op._setup_takes_keywords:
+                    op._setup_context_fn(ctx=ctx, inputs=args, keyword_only_inputs=kwargs, output=out)
+                elif op._setup_context_fn is not None:
+                    op._setup_context_fn(ctx, args, out)
                 return out
 
             @staticmethod
@@ -120,6 +119,8 @@ class CustomOpDef:
         non-Tensor ones); ``setup_context(ctx, inputs, output)`` (or with ``keyword_only_inputs`` before
         ``output``) saves what it needs."""
         self._backward_fn, self._setup_context_fn = backward, setup_context
+        self._setup_takes_keywords = setup_context is not None and \
+            "keyword_only_inputs" in inspect.signature(setup_context).parameters
         return backward
 
     def register_fake(self, fn, /):

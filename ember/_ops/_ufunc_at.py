@@ -3,12 +3,15 @@ some dtypes (``add``: no bool, 8/16-bit integers or bfloat16; ``minimum``/``maxi
 ``multiply``: none): those accumulate in a wider dtype, and products on the host, then are written back."""
 import numpy as np
 
-_CUPY_AT = {"add": "iIlLefd", "minimum": "iIlLfd", "maximum": "iIlLfd", "multiply": ""}  # dtype.char accepted
+_CUPY_AT = {"add": ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"),
+            "minimum": ("int32", "int64", "uint32", "uint64", "float32", "float64"),
+            "maximum": ("int32", "int64", "uint32", "uint64", "float32", "float64"),
+            "multiply": ()}  # the dtypes CuPy's ufunc.at accepts
 
 
 def ufunc_at(xp, name, out, key, values):
     """``getattr(xp, name).at(out, key, values)``."""
-    if xp is np or out.dtype.char in _CUPY_AT[name] and np.dtype(out.dtype).kind != "V":
+    if xp is np or out.dtype.name in _CUPY_AT[name]:
         getattr(xp, name).at(out, key, values)
         return
     values = xp.asarray(values)

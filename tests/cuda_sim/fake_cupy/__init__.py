@@ -399,8 +399,19 @@ class ufunc:
     reduce, accumulate, reduceat, outer = (_ufunc_method(n) for n in ("reduce", "accumulate", "reduceat", "outer"))
 
     def at(self, a, indices, b=None):
+        short = self.__name__.rpartition(".")[2]
+        if short not in _AT_DTYPES:
+            raise NotImplementedError(f"`cupy_{short}.at` is not supported yet")
+        if a.dtype.name not in _AT_DTYPES[short]:
+            raise TypeError(f"cupy.{short}.at only supports {', '.join(_AT_DTYPES[short])} as data type")
         args = (_index(indices),) if b is None else (_index(indices), _unwrap(b))
         self._impl.at(a._a, *args)
+
+
+# the dtypes CuPy 14.2's ufunc.at takes (others raise as above)
+_AT_DTYPES = {"add": ("int32", "int64", "float16", "float32", "float64", "uint32", "uint64"),
+              "minimum": ("int32", "int64", "float32", "float64", "uint32", "uint64"),
+              "maximum": ("int32", "int64", "float32", "float64", "uint32", "uint64")}
 
 
 def _ufuncs():
