@@ -174,8 +174,9 @@ def main():
     if args.child:
         return child(*args.child, max(3, args.steps // 2))
     import torch
-    print(f"ember vs torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; "
-          "ratios are ember / torch, lower is better\n")
+    from ember._kernels import mkl
+    print(f"ember vs torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, ember's "
+          f"GEMMs on {'MKL' if mkl.available() else 'NumPy'}; ratios are ember / torch, lower is better\n")
     head = (f"{'case':<7}{'ember ms':>10}{'torch ms':>10}{'ratio':>7}  |{'peak MB e/t':>15}{'ratio':>7}"
             f"  |{'train MB e/t':>15}{'ratio':>7}")
     rows = []

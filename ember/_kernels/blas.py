@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from . import mkl
 from .parallel import chunks, get_num_threads, parallel_map
 
 SMALL = 1 << 23  # multiply-adds below which a product runs on one BLAS thread (~0.1 ms)
@@ -93,17 +94,27 @@ def matmul(a, b):
     n = b.shape[1]
     threads, macs = get_num_threads(), m * k * n
     if threads == 1 or max(m, n) < 32 * threads or macs < LARGE:
-        with one_thread(macs < SMALL or time.monotonic() - _last_pool_use < _RECENT):
+        alone = macs < SMALL or time.monotonic() - _last_pool_use < _RECENT
+        y = mkl.gemm(a, b, 1 if alone else threads)
+        if y is not None:
+            return y
+        with one_thread(alone):
             return a @ b
     if k >= 2 * max(m, n):  # a long inner dimension (a weight gradient's tokens): products over pieces of it, summed
-        parts = spread(lambda r: a[:, r[0]:r[1]] @ b[r[0]:r[1]], chunks(k, threads, align=16))
+        parts = spread(lambda r: _product(a[:, r[0]:r[1]], b[r[0]:r[1]]), chunks(k, threads, align=16))
         for p in parts[1:]:
             parts[0] += p
         return parts[0]
     out = np.empty((m, n), np.result_type(a, b))
     if m >= n:
-        part = lambda r: np.matmul(a[r[0]:r[1]], b, out=out[r[0]:r[1]])
+        part = lambda r: _product(a[r[0]:r[1]], b, out[r[0]:r[1]])
     else:
-        part = lambda r: np.matmul(a, b[:, r[0]:r[1]], out=out[:, r[0]:r[1]])
+        part = lambda r: _product(a, b[:, r[0]:r[1]], out[:, r[0]:r[1]])
     spread(part, chunks(max(m, n), 2 * threads, align=16))
     return out
+
+
+def _product(a, b, out=None):
+    """``a @ b`` on one thread (inside ``spread``): MKL's where installed, else NumPy's."""
+    y = mkl.gemm(a, b, 1, out)
+    return np.matmul(a, b, out=out) if y is None else y

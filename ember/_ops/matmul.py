@@ -4,9 +4,13 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
            "addbmm", "einsum", "tensordot", "kron", "trace", "chain_matmul"]
 import string
 
+import numpy as np
+
 from .. import _autocast, _dtype
 from .._autocast import cpu_float32_inputs, input_precision, lower_precision_inputs
 from .._device import CPU, array_module
+from .._kernels import mkl as _mkl
+from .._kernels.parallel import get_num_threads
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled
@@ -41,6 +45,12 @@ def xp_of(t):
 
 _DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
 
+def _gemm(xp, a, b):
+    """A 2-D product above ``_DOT_MAX`` outputs: MKL's where installed, else the array module's."""
+    y = _mkl.gemm(a, b, get_num_threads()) if xp is np else None
+    return xp.matmul(a, b) if y is None else y
+
+
 # -- matmul ------------------------------------------------------------------------------------------------------
 class Matmul(Function):
     """``a @ b`` for operands of at least two dimensions, broadcasting batch dimensions."""
@@ -58,10 +68,10 @@ class Matmul(Function):
         if b.ndim == 2:
             # ndarray.dot costs less to call than the matmul ufunc, which runs larger products faster
             if a.ndim == 2:
-                return a.dot(b) if a.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a, b)
+                return a.dot(b) if a.shape[0] * b.shape[1] <= _DOT_MAX else _gemm(ctx.xp, a, b)
             if a.flags.c_contiguous:  # one GEMM instead of one per batch element
                 a2 = a.reshape(-1, a.shape[-1])
-                y = a2.dot(b) if a2.shape[0] * b.shape[1] <= _DOT_MAX else ctx.xp.matmul(a2, b)
+                y = a2.dot(b) if a2.shape[0] * b.shape[1] <= _DOT_MAX else _gemm(ctx.xp, a2, b)
                 return y.reshape(a.shape[:-1] + b.shape[-1:])
         return ctx.xp.matmul(a, b)
 
