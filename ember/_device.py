@@ -179,9 +179,10 @@ def cuda_available():
 
 
 def special_module(xp):
-    """``scipy.special`` for NumPy, ``cupyx.scipy.special`` for CuPy (erf, erfinv, gammaln, digamma, ...)."""
+    """``scipy.special`` for NumPy, ``cupyx.scipy.special`` (with SciPy's values where CuPy's differ) for CuPy."""
     if xp is np:
         import scipy.special
         return scipy.special
     import cupyx.scipy.special
-    return cupyx.scipy.special
+    from ._cuda_special import CudaSpecial
+    return CudaSpecial(cupyx.scipy.special, xp)

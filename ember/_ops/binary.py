@@ -675,13 +675,31 @@ def ldexp(input, other, *, out=None):
     return mul(input.to(dt), pow(2.0, other.to(dt) if isinstance(other, Tensor) else other), out=out)
 
 
+def next_float(xp, a, b):
+    """``nextafter(a, b)`` of float (also bfloat16) arrays of one dtype, one step of the bit pattern taken as an
+    integer: CuPy's kernel flushes float32's subnormals to zero, and NumPy's float16 one gives ``a`` for
+    ``nextafter(0.0, -0.0)`` where torch gives ``b``."""
+    bits = np.dtype(f"i{a.dtype.itemsize}")
+    ia = a.view(bits)
+    away = (b > a) == (a > 0)  # a step away from zero: the magnitude's bits up by one
+    out = xp.where(away, ia + 1, ia - 1).astype(bits, copy=False)
+    tiny = xp.where(b > 0, 1, np.iinfo(bits).min + 1).astype(bits, copy=False)  # the smallest subnormal toward b
+    out = xp.where(a == 0, tiny, out).view(a.dtype)
+    out = xp.where(a == b, b, out)
+    return xp.where(xp.isnan(a) | xp.isnan(b), a + b, out)
+
+
 class Nextafter(Binary):
     half_in_float32 = False  # the next representable value of the tensor's own dtype
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ufunc2(ctx.xp.nextafter, a, b)
+        xp = ctx.xp
+        if xp is np and a.dtype.itemsize >= 4:
+            return ufunc2(np.nextafter, a, b)
+        b = xp.asarray(b, dtype=a.dtype)
+        return next_float(xp, *xp.broadcast_arrays(a, b))
 
     @staticmethod
     def backward(ctx, grad):

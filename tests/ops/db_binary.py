@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from .db_unary import arr, away_from_zero, uniform
-from .opinfo import ALL_INTS, FLOATS, HALVES, INTS, OpInfo, Sample, np_dtype
+from .opinfo import ALL_INTS, DEFAULT_TOL, FLOATS, HALVES, INTS, OpInfo, Sample, np_dtype
 
 SHAPES = [((), ()), ((4,), (4,)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((0, 3), (3,)), ((3,), ()), ((), (2, 3))]
 INF, NAN = math.inf, math.nan
@@ -212,7 +212,9 @@ OPS = [
     # torch's gradient is 0 for negative integer exponents (it multiplies by the integer power 2 ** -k = 0)
     *rows("ldexp_negative", lambda m, a, b: m.ldexp(a, b), ldexp_samples(-4), FLOAT_ALL + INTS, edge=False,
           grad=False),
-    *rows("nextafter", lambda m, a, b: m.nextafter(a, b), binary(scalars=()), FLOAT_ALL),
+    *rows("nextafter", lambda m, a, b: m.nextafter(a, b), binary(scalars=()), FLOAT_ALL,
+          tol={d: (0, 5e-324) for d in FLOAT_ALL},  # exact, subnormals included ((0, 0) reads as the default)
+          grad_tol=DEFAULT_TOL),
     *rows("radd", lambda m, a: 2.5 + a, uniform(), FLOATS + INTS, edge=False),
     *rows("rsub_dunder", lambda m, a: 2 - a, uniform(), FLOATS + INTS, edge=False),
     *rows("rmul", lambda m, a: 3 * a, uniform(), FLOATS + INTS + ("bool",), edge=False),

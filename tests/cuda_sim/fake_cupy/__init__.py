@@ -7,7 +7,8 @@ loop from CuPy 14.2's own type tables (so ``floor`` of a bfloat16 array fails as
 arrays, dtypes CuPy lacks are refused, and only the names CuPy 14.2 exports (``_api.py``) exist. Two devices are
 simulated; new arrays land on the current one (``cuda.Device``), as CuPy's.
 
-It cannot catch what only a GPU shows: kernel bugs, numerical differences, asynchrony, memory limits, CuPy's
+The Bessel functions and ``nextafter`` give CUDA's values at the edges (``_CUDA_MATH``). It cannot catch what only a GPU shows:
+kernel bugs, other numerical differences, asynchrony, memory limits, CuPy's
 silent (non-raising) linear-algebra errors, or dtype support of non-ufunc routines (they run in NumPy).
 """
 import types
@@ -414,11 +415,42 @@ _AT_DTYPES = {"add": ("int32", "int64", "float16", "float32", "float64", "uint32
               "maximum": ("int32", "int64", "float32", "float64", "uint32", "uint64")}
 
 
+def _at_inf(fn, value):
+    """``fn`` with ``value(x)`` at ±inf."""
+    return lambda x: np.where(np.isinf(x), value(x), fn(x))
+
+
+def _scaled(fn):
+    """CuPy's ``exp(-|x|) * fn(x)`` in x's precision (NaN where fn overflows)."""
+    return lambda x: np.exp(-np.abs(x)) * fn(x)
+
+
+_CUDA_I0 = _at_inf(scipy.special.i0, lambda x: np.inf)
+_CUDA_I1 = _at_inf(scipy.special.i1, lambda x: x)
+def _flush(x):
+    return np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), x), x)
+
+
+def _cuda_nextafter(a, b):
+    """CuPy's kernel, compiled with -ftz=true: float32's subnormals flushed to zero, in and out."""
+    return _flush(np.nextafter(_flush(a), _flush(b))) if a.dtype == np.float32 else np.nextafter(a, b)
+
+
+# CuPy's Bessel kernels are CUDA's math library's: j0(±inf) = +0, j1(±inf) = ±0, y0(+inf) = y1(+inf) = +0,
+# cyl_bessel_i0(±inf) = +inf and cyl_bessel_i1(±inf) = ±inf (SciPy gives NaN)
+_CUDA_MATH = {"nextafter": _cuda_nextafter, "special.i0": _CUDA_I0, "special.i1": _CUDA_I1,
+              "special.i0e": _scaled(_CUDA_I0), "special.i1e": _scaled(_CUDA_I1),
+              "special.j0": _at_inf(scipy.special.j0, lambda x: np.zeros_like(x)),
+              "special.j1": _at_inf(scipy.special.j1, lambda x: np.copysign(np.zeros_like(x), x)),
+              "special.y0": _at_inf(scipy.special.y0, lambda x: np.where(x > 0, 0.0, np.nan).astype(x.dtype)),
+              "special.y1": _at_inf(scipy.special.y1, lambda x: np.where(x > 0, 0.0, np.nan).astype(x.dtype))}
+
+
 def _ufuncs():
     out = {}
     for name, (nin, nout, sigs) in _api.UFUNCS.items():
         mod, _, short = name.rpartition(".")
-        impl = getattr(scipy.special if mod else np, short, None)
+        impl = _CUDA_MATH.get(name) or getattr(scipy.special if mod else np, short, None)
         if impl is not None:
             out[name] = ufunc(short, nin, nout, sigs, impl)
     return out
