@@ -45,6 +45,7 @@ def xp_of(t):
 
 _DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
 
+
 def _gemm(xp, a, b):
     """A 2-D product above ``_DOT_MAX`` outputs: MKL's where installed, else the array module's."""
     y = _mkl.gemm(a, b, get_num_threads()) if xp is np else None
