@@ -51,7 +51,9 @@ def _encode(obj, path, tensors, names):
     if isinstance(obj, dict):
         out = {"dict": [[_encode(k, path + ("key",), tensors, names), _encode(v, path + (str(k),), tensors, names)]
                         for k, v in obj.items()]}
-        if isinstance(obj, collections.OrderedDict):
+        if isinstance(obj, collections.Counter):  # MultiStepLR's milestones
+            out["counter"] = True
+        elif isinstance(obj, collections.OrderedDict):
             out["ordered"] = True
             if hasattr(obj, "_metadata"):  # a state_dict's per-module versions, kept as torch's pickling does
                 out["_metadata"] = _encode(obj._metadata, path + ("_metadata",), tensors, names)
@@ -278,6 +280,8 @@ def _decode(node, arrays, place, memo):
     if "dict" in node:
         items = [(_decode(k, arrays, place, memo), _decode(v, arrays, place, memo))
                  for k, v in node["dict"]]
+        if node.get("counter"):
+            return collections.Counter(dict(items))
         if not node.get("ordered"):
             return dict(items)
         out = collections.OrderedDict(items)

@@ -1,7 +1,8 @@
 """Adagrad."""
 from .._creation import full_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _alpha, _grad_array, _real, _scalar_tensor, _sparse_grad, _to_scalar, _xp
+from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _real, _scalar_tensor, _sparse_grad, _to_scalar,
+                        _xp)
 
 __all__ = ["Adagrad"]
 
@@ -49,6 +50,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:  # torch creates Adagrad's state up front
             for p in group["params"]:
                 self.state[p] = self._init_state(p, group)

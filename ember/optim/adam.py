@@ -1,7 +1,8 @@
 """Adam, with optional AMSGrad and decoupled (AdamW) weight decay."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _alpha, _grad_array, _lerp_, _opmath, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _lerp_, _opmath, _real, _scalar_tensor,
+                        _to_scalar, _xp)
 
 __all__ = ["Adam"]
 
@@ -71,6 +72,7 @@ class Adam(Optimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     def _init_state(self, p, group):
         state = {"step": _scalar_tensor(0.0), "exp_avg": zeros_like(p), "exp_avg_sq": zeros_like(p)}

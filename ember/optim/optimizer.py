@@ -80,6 +80,15 @@ def _check_flags(opt, p, group):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+def _check_fused(fused, foreach, differentiable):
+    """torch's constructor errors of the optimizers with a ``fused`` implementation."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 

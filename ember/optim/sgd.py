@@ -4,7 +4,7 @@ import numpy as np
 from .._kernels import compiled
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _alpha, _opmath, _real, _sparse_grad, _to_scalar, _xp
+from .optimizer import Optimizer, _alpha, _check_fused, _opmath, _real, _sparse_grad, _to_scalar, _xp
 
 __all__ = ["SGD"]
 
@@ -51,6 +51,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     def _init_state(self, p, group):
         return {} if group["momentum"] != 0 else None

@@ -6,8 +6,8 @@ from copy import deepcopy
 
 from .. import _dtype
 from .._creation import tensor
-from .._foreach import _foreach_lerp_, _foreach_sub
-from .._tensor import is_complex, is_floating_point
+from .._foreach import _foreach_add_, _foreach_addcdiv_, _foreach_lerp_, _foreach_sub
+from .._tensor import Tensor, is_complex, is_floating_point
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
@@ -46,8 +46,10 @@ def get_swa_multi_avg_fn():
             _foreach_lerp_(averaged_param_list, current_param_list, float(1 / (num_averaged + 1)))
         else:
             diffs = _foreach_sub(current_param_list, averaged_param_list)
-            for p, d in zip(averaged_param_list, diffs):  # true division, truncated by the copy
-                p.copy_(p + d / (num_averaged + 1))
+            if isinstance(num_averaged, Tensor):
+                _foreach_addcdiv_(averaged_param_list, diffs, [num_averaged + 1] * len(averaged_param_list))
+            else:
+                _foreach_add_(averaged_param_list, diffs, alpha=1.0 / (num_averaged + 1))
     return swa_update
 
 
