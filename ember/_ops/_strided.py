@@ -257,6 +257,13 @@ def replay_view(base, chain):
 def check_inplace_view(view_tensor):
     """Raises torch's error if a recorded in-place write into ``view_tensor`` (a view) is not allowed."""
     base, chain = view_tensor._base, view_tensor._view_chain
+    if chain is None:  # an output of a custom Function that is a view
+        raise RuntimeError(f"Output {view_tensor._output_nr} of {type(view_tensor.grad_fn).__name__} is a view and is "
+                           "being modified inplace. This view was created inside a custom Function (or because an "
+                           "input was returned as-is) and the autograd logic to handle view+inplace would override "
+                           "the custom backward associated with the custom Function, leading to incorrect gradients. "
+                           "This behavior is forbidden. You can fix this by cloning the output of the custom "
+                           "Function.")
     if any(getattr(op, "multi_output_view", False) for op, _, _ in chain):
         name = type(view_tensor.grad_fn).__name__ if view_tensor.grad_fn is not None else chain[-1][0].__name__
         raise RuntimeError(f"Output {view_tensor._output_nr} of {name} is a view and is being "

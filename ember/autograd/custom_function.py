@@ -201,5 +201,8 @@ def _wrap_outputs(ctx, args, outs):
         t._requires_grad = diff
         t.grad_fn = ctx if diff else None
         t._output_nr = nr
+        if diff and t._base is not None and id(o) not in dirty:
+            t._view_chain = None  # not replayable: in-place writes into it or its base are refused
+            t._view_version = t._vc[0]
         result.append(t)
     return tuple(result)

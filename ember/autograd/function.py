@@ -432,6 +432,13 @@ def _refresh_view(x):
     if x._base._requires_grad and x._view_chain is not None:
         from .._ops._strided import refresh_view
         refresh_view(x)
+    elif x._view_chain is None and getattr(x.grad_fn, "_user", False):
+        raise RuntimeError(f"Output {x._output_nr} of {type(x.grad_fn).__name__} is a view and its base or another "
+                           "view of its base has been modified inplace. This view was created inside a custom "
+                           "Function (or because an input was returned as-is) and the autograd logic to handle "
+                           "view+inplace would override the custom backward associated with the custom Function, "
+                           "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+                           "the output of the custom Function.")
     else:
         x._view_version = x._vc[0]
 

@@ -4,54 +4,101 @@ import contextlib
 import enum
 import warnings
 
-from .. import _random, cuda
-from .._creation import empty
+from .. import _autocast, _random, cuda
 from .._tensor import Tensor
-from ..autograd import Function, backward as _backward
+from ..autograd import Function, backward as _backward, engine as _engine
+from ..autograd.graph import saved_tensors_hooks
 from ..autograd.grad_mode import grad_enabled, enable_grad, no_grad
 from ..nn.modules.container import Sequential
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointPolicy", "create_selective_checkpoint_contexts",
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy", "create_selective_checkpoint_contexts",
            "noop_context_fn"]
 
 
+class CheckpointError(RuntimeError):
+    """Raised when a checkpointed region's recomputation saves other tensors than its forward run did."""
+
+
 class _Checkpoint(Function):
-    """Runs ``run`` without a graph in forward; in backward, runs it again with one and backpropagates through it.
-    The first input is a placeholder that requires grad, so that gradients reach the parameters ``run`` uses even
-    when no input needs one (torch's non-reentrant checkpoint)."""
+    """The reentrant checkpoint: runs ``run`` without a graph in forward; in backward, runs it again with one and
+    backpropagates through it (into the inputs and into the parameters ``run`` uses)."""
 
     @staticmethod
-    def forward(ctx, placeholder, run, preserve_rng_state, contexts, *args):
+    def forward(ctx, run, preserve_rng_state, *args):
         ctx.run = run
-        forward_context, ctx.recompute_context = contexts
         ctx.rng = _rng_states(args) if preserve_rng_state else None
+        ctx.autocast = _autocast.ACTIVE.get()
         ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.args = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*(args[i] for i in ctx.tensor_at))
-        with no_grad(), forward_context:
+        with no_grad():
             return run(*args)
 
     @staticmethod
     def backward(ctx, *grads):
+        if _engine._TASKS and _engine._TASKS[-1][3] is not None:
+            raise RuntimeError("When use_reentrant=True, ember.utils.checkpoint is incompatible with .grad() or "
+                               "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+                               "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
         args = list(ctx.args)
         for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
-        if ctx.rng is None:
-            outputs = _rerun(ctx.run, args, ctx.recompute_context)
-        else:
-            with _random.fork_rng(devices=list(ctx.rng[1]), _caller="checkpoint"):
-                _set_rng_states(ctx.rng)
-                outputs = _rerun(ctx.run, args, ctx.recompute_context)
+        outputs = _recompute(ctx.run, args, ctx.rng, ctx.autocast, contextlib.nullcontext())
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:
             _backward([o for o, _ in pairs], [g for _, g in pairs])
-        return (None, None, None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
+        return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in args)
 
 
-def _rerun(run, args, context):
-    with enable_grad(), context:
-        return run(*args)
+class _Frame:
+    """The non-reentrant checkpoint of one call: the region runs with its graph recorded, but each tensor it saves
+    for backward is kept as a number; the first backward use of one reruns the region (from its inputs and random
+    state) and hands out the tensors that rerun saves, in the same order."""
+
+    def __init__(self, run, args, rng, context):
+        self.run, self.args, self.rng, self.context = run, args, rng, context
+        self.autocast = _autocast.ACTIVE.get()
+        self.count = 0
+        self.values = {}
+
+    def pack(self, tensor):
+        self.count += 1
+        return self.count - 1
+
+    def unpack(self, i):
+        if i not in self.values:
+            stash = []
+            args = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+            with saved_tensors_hooks(stash.append, _no_unpack):
+                _recompute(self.run, args, self.rng, self.autocast, self.context)
+            if len(stash) != self.count:
+                raise CheckpointError(f"ember.utils.checkpoint: a different number of tensors was saved during the "
+                                      f"original forward ({self.count}) and the recomputation ({len(stash)}).")
+            self.values = dict(enumerate(stash))
+        return self.values.pop(i)
+
+
+def _no_unpack(packed):
+    raise RuntimeError("the graph of a checkpoint's recomputation cannot be backpropagated through")
+
+
+def _recompute(run, args, rng, autocast, context):
+    """Reruns the region as its forward ran: recording a graph, in its random and autocast state."""
+    if rng is None:
+        return _rerun(run, args, autocast, context)
+    with _random.fork_rng(devices=list(rng[1]), _caller="checkpoint"):
+        _set_rng_states(rng)
+        return _rerun(run, args, autocast, context)
+
+
+def _rerun(run, args, autocast, context):
+    token = _autocast.ACTIVE.set(autocast)
+    try:
+        with enable_grad(), context:
+            return run(*args)
+    finally:
+        _autocast.ACTIVE.reset(token)
 
 
 def _rng_states(args):
@@ -73,8 +120,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     them (with the random state of the forward run when ``preserve_rng_state``, so dropout masks match).
 
     ``use_reentrant=True`` (the default when not given, as torch) gives the outputs a gradient only if an input
-    requires one (with torch's warning otherwise) and takes no keyword arguments; ``use_reentrant=False`` also
-    sends gradients to the parameters ``function`` uses when no input requires grad.
+    requires one (with torch's warning otherwise), takes no keyword arguments and works with ``.backward()`` only;
+    ``use_reentrant=False`` records the region's graph as usual but none of the tensors it saves, so it also works
+    with ``autograd.grad``, ``create_graph=True`` and inputs that do not require grad.
 
     Example::
 
@@ -90,12 +138,14 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
     if not grad_enabled():
         return run(*args)
-    needs = any(isinstance(a, Tensor) and a.requires_grad for a in args)
-    if reentrant and not needs:
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
-    placeholder = None if reentrant else empty(0, requires_grad=True)
-    contexts = noop_context_fn() if context_fn is None else context_fn()
-    return _Checkpoint.apply(placeholder, run, preserve_rng_state, contexts, *args)
+    if reentrant:
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+        return _Checkpoint.apply(run, preserve_rng_state, *args)
+    forward_context, recompute_context = noop_context_fn() if context_fn is None else context_fn()
+    frame = _Frame(run, args, _rng_states(args) if preserve_rng_state else None, recompute_context)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+        return run(*args)
 
 
 def noop_context_fn():
