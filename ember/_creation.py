@@ -147,8 +147,11 @@ def _limits(dt):
 
 def _fits(value, dt):
     """Whether the Python number ``value`` converts to ``dt`` without overflow (c10's ``overflows``)."""
-    if dt is _dtype.bool or dt.is_complex:
+    if dt is _dtype.bool:
         return True
+    if dt.is_complex:  # each part checked against the real dtype
+        value = complex(value)
+        return _fits(value.real, dt.to_real()) and _fits(value.imag, dt.to_real())
     if isinstance(value, complex):
         return value.imag == 0 and _fits(value.real, dt)
     if dt.is_floating_point:
@@ -170,7 +173,7 @@ def cast_scalar(value, dt):
     if type(value) is float and dt.is_floating_point:
         return dt.np.type(value)
     if isinstance(value, complex) and not dt.is_complex:
-        value = value.real  # as torch, without NumPy's warning
+        value = value.real if dt is not _dtype.bool else value != 0  # as torch, without NumPy's warning
     with np.errstate(invalid="ignore", over="ignore"):
         return np.asarray(value).astype(dt.np)[()]
 

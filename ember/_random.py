@@ -9,6 +9,7 @@ import functools
 import math
 import os
 import struct
+import warnings
 
 import numpy as np
 
@@ -118,6 +119,10 @@ class Generator:
         else:
             self._seed, self._offset = struct.unpack("<QQ", raw)
         return self
+
+    def clone_state(self):
+        """A new generator on this device in this one's current state (the two then draw the same numbers)."""
+        return Generator(self.device).set_state(self.get_state())
 
     def __repr__(self):
         return f"<ember.Generator object at {hex(id(self))}>"
@@ -270,6 +275,23 @@ def _need_float(dt, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(dt)}'")
 
 
+def _draws(sampler, kind, shape, dt):
+    """``sampler.<kind>`` samples ("random": uniform on ``[0, 1)``, "standard_normal") for dtype ``dt``. A complex
+    one gets independent real and imaginary parts, normal ones of variance 1/2 each, so that ``E|z|**2 == 1``."""
+    if not dt.is_complex:
+        return getattr(sampler, kind)(shape, _float_work(dt))
+    work = np.float64 if dt is _dtype.complex128 else np.float32
+    pairs = getattr(sampler, kind)(tuple(shape) + (2,), work)
+    if kind == "standard_normal":
+        pairs = pairs * work(0.5 ** 0.5)
+    return pairs[..., 0] + 1j * pairs[..., 1]
+
+
+def _need_real(dt, kernel):
+    if dt.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(dt)}'")
+
+
 class _Sample(Function):
     """Random draws as a graph node: differentiable inputs (a mean, a probability) get a zero gradient, as torch's."""
 
@@ -299,19 +321,23 @@ def _result(arr, dt, dev, inputs, name, out=None):
 # -- factories -------------------------------------------------------------------------------------------------------
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, **kw):
-    """Uniform samples from ``[0, 1)`` of the given size."""
+    """Uniform samples from ``[0, 1)`` of the given size (for complex ones, the real and imaginary parts)."""
     shape = _factory_size(size, "rand", kw)
     dt, dev = _factory("rand", dtype, device, out)
-    _need_float(dt, "check_uniform_bounds")
-    arr = _sampler(generator, dev).random(shape, _float_work(dt))
+    _need_float(dt.to_real(), "check_uniform_bounds")
+    arr = _draws(_sampler(generator, dev), "random", shape, dt)
     return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, **kw):
-    """Standard normal samples of the given size."""
+    """Standard normal samples of the given size; complex ones have independent real and imaginary parts of
+    variance 1/2."""
     shape = _factory_size(size, "randn", kw)
     dt, dev = _factory("randn", dtype, device, out)
+    if dt.is_complex:
+        arr = _draws(_sampler(generator, dev), "standard_normal", shape, dt)
+        return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
     _need_float(dt, "normal_kernel_cpu")
     arr = _sampler(generator, dev).standard_normal(shape, _float_work(dt))
     return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
@@ -336,12 +362,19 @@ def _random_ints(sampler, low, high, shape, dt):
     """Integers in ``[low, high)`` stored as ``dt``; torch's bound checks."""
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    if not dt.is_floating_point and dt is not _dtype.bool:
-        lo, hi = np.iinfo(dt.np).min, np.iinfo(dt.np).max
-        if not lo <= low <= hi:
-            raise RuntimeError(f"from is out of bounds for {_C_TYPE[dt.name]}")
-        if not lo <= high - 1 <= hi:
-            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[dt.name]}")
+    if dt.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    if dt.is_floating_point:
+        lo, hi, name = float(_dtype.finfo(dt).min), float(_dtype.finfo(dt).max), _dtype.c_name(dt)
+    else:
+        lo, hi = (0, 1) if dt is _dtype.bool else (np.iinfo(dt.np).min, np.iinfo(dt.np).max)
+        name = _dtype.c_name(dt) if dt is _dtype.bool else _C_TYPE[dt.name]
+    for v, what in ((low, "from"), (high - 1, "to - 1")):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+        if dt.is_floating_point and abs(v) > 2 ** _MANT[dt.name]:
+            warnings.warn(f"{what} is out of bounds [-(2^{_MANT[dt.name]}), 2^{_MANT[dt.name]}]. Due to precision "
+                          f"limitations {name} can support discrete uniform distribution only within this range.")
     return sampler.integers(low, high, shape, dtype=np.int64).astype(dt.np)
 
 
@@ -381,10 +414,18 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt, dev = _factory("randperm", dtype, device, out, default=_dtype.int64)
+    if dt is _dtype.bool or dt.is_complex:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_dtype.scalar_name(dt)}'")
     if n and not dt.is_floating_point and n - 1 > np.iinfo(dt.np).max:
         raise RuntimeError(f"value cannot be converted to type {_dtype.c_name(dt)} without overflow")
+    # past these, the float dtype cannot hold every index exactly
+    if dt.name in _PERM_MAX and n > _PERM_MAX[dt.name][0] and dev.type != "meta":
+        raise RuntimeError(f"n cannot be greater than {_PERM_MAX[dt.name][1]} for {_dtype.scalar_name(dt)} type.")
     arr = _sampler(generator, dev).permutation(n).astype(dt.np)
     return _finish(arr, dt, dev, requires_grad, out)
+
+
+_PERM_MAX = {"float16": (2049, "2049"), "float32": (2 ** 24 + 1, "2^24+1"), "float64": (2 ** 53 + 1, "2^53+1")}
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -408,21 +449,29 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise RuntimeError(f"normal expects std >= 0.0, but found std {s:g}")
         shape = _size((size,) if isinstance(size, (tuple, list)) else (size,), "normal")
         dt, dev = _factory("normal", dtype, device, out)
-        _need_float(dt, "normal_kernel_cpu")
-        z = _sampler(generator, dev).standard_normal(shape, _float_work(dt))
+        _need_float(dt.to_real(), "normal_kernel_cpu")
+        z = _draws(_sampler(generator, dev), "standard_normal", shape, dt)
+        m = complex(m, m) if dt.is_complex else m  # the mean of both parts
         return _finish((z * s + m).astype(dt.np, copy=False), dt, dev, requires_grad, out)
+    if size is not None:
+        raise TypeError(f"normal() received an invalid combination of arguments - got ({type(mean).__name__}, "
+                        f"{type(std).__name__}, {type(size).__name__}): a size goes with a float mean and std only")
     ref = mean if mt else std
     dev = ref.device
     dt = _dtype.promote_types(mean.dtype, std.dtype) if mt and st else ref.dtype
-    _need_float(dt, "normal_kernel_cpu")
+    if st and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
+    _need_float(dt.to_real(), "normal_kernel_cpu")
+    if dt.is_complex and mean._requires_grad:
+        raise RuntimeError("normal does not support automatic differentiation for outputs with complex dtype.")
     if st:
         if (std._data < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     shape = broadcast_pair(mean.shape, std.shape) if mt and st else ref.shape
-    work = _float_work(dt)
-    z = _sampler(generator, dev).standard_normal(shape, work)
+    work = dt.np if dt.is_complex else _float_work(dt)
+    z = _draws(_sampler(generator, dev), "standard_normal", shape, dt)
     m = mean._data.astype(work) if mt else mean
     s = std._data.astype(work) if st else std
     return _result(z * s + m, dt, dev, (mean, std), "Normal", out)
@@ -432,6 +481,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0/1 with probability ``input`` (or the scalar ``p``) per element, in ``input``'s dtype."""
     if p is not None:
         return _bernoulli_scalar(input, p, generator, out)
+    _need_real((input if out is None else out).dtype, "bernoulli_tensor_cpu_self_")
     _need_float(input.dtype, "bernoulli_tensor_cpu_p_")
     probs = input._data
     if probs.size and not ((probs >= 0) & (probs <= 1)).all():
@@ -444,6 +494,7 @@ def _bernoulli_scalar(input, p, generator, out):
     p = _number(p, "bernoulli")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    _need_real((input if out is None else out).dtype, "bernoulli_scalar_cpu_")
     u = _sampler(generator, input.device).random(input.shape, np.float64)
     return _result(u < p, input.dtype, input.device, (input,), "Bernoulli", out)
 
@@ -592,29 +643,33 @@ def _fill_random(self, arr, opname):
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
-    """Fills this tensor with uniform samples from ``[from, to)``."""
+    """Fills this tensor with uniform samples from ``[from, to)`` (for a complex one, its real and imaginary
+    parts)."""
     from_ = kw.pop("from", from_)
-    _need_float(self.dtype, "check_uniform_bounds")
+    real = self.dtype.to_real()
+    _need_float(real, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
-    info = _dtype.finfo(self.dtype)
+    info = _dtype.finfo(real)
     if not (info.min <= from_ <= info.max):
-        raise RuntimeError(f"from is out of bounds for {_dtype.c_name(self.dtype)}")
+        raise RuntimeError(f"from is out of bounds for {_dtype.c_name(real)}")
     if not (info.min <= to <= info.max):
-        raise RuntimeError(f"to is out of bounds for {_dtype.c_name(self.dtype)}")
+        raise RuntimeError(f"to is out of bounds for {_dtype.c_name(real)}")
     sampler = _sampler(generator, self.device)
     out = _drawn_in_place(self)
     if out is not None:  # the same draws and arithmetic as below, in the tensor's own memory
         sampler.random(dtype=out.dtype, out=out)
         _scale_in_place(self, out, to - from_, from_)
         return self
-    u = sampler.random(self.shape, _float_work(self.dtype))
-    return _fill_random(self, u * (to - from_) + from_, "uniform")
+    u = _draws(sampler, "random", self.shape, self.dtype)
+    return _fill_random(self, u * (to - from_) + (complex(from_, from_) if self.dtype.is_complex else from_),
+                        "uniform")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fills this tensor with normal samples."""
-    _need_float(self.dtype, "normal_kernel_cpu")
+    """Fills this tensor with normal samples (for a complex one, its real and imaginary parts are each normal of
+    standard deviation ``std / sqrt(2)``)."""
+    _need_float(self.dtype.to_real(), "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     sampler = _sampler(generator, self.device)
@@ -623,8 +678,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
         sampler.standard_normal(dtype=out.dtype, out=out)
         _scale_in_place(self, out, std, mean)
         return self
-    z = sampler.standard_normal(self.shape, _float_work(self.dtype))
-    return _fill_random(self, z * std + mean, "normal")
+    z = _draws(sampler, "standard_normal", self.shape, self.dtype)
+    return _fill_random(self, z * std + (complex(mean, mean) if self.dtype.is_complex else mean), "normal")
 
 
 def _drawn_in_place(self):
@@ -652,6 +707,8 @@ _DRAWN_IN_PLACE = frozenset((_dtype.float32, _dtype.float64))
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fills this tensor with 0/1 draws of probability ``p`` (a number, or a tensor broadcast to this one)."""
     if isinstance(p, Tensor):
+        _need_real(self.dtype, "bernoulli_tensor_cpu_self_")
+        _need_float(p.dtype, "bernoulli_tensor_cpu_p_")
         if not all(a == b or a == 1 for a, b in zip(p.shape[::-1], self.shape[::-1])) or p.ndim > self.ndim:
             raise RuntimeError(f"The expanded size of the tensor ({self.shape[-1]}) must match the existing size "
                                f"({p.shape[-1]}) at non-singleton dimension {self.ndim - 1}.  Target sizes: "
@@ -665,6 +722,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         probs = _number(p, "bernoulli_")
         if not 0 <= probs <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs:g}")
+        _need_real(self.dtype, "bernoulli_scalar_cpu_")
     u = _sampler(generator, self.device).random(self.shape, np.float64)
     return _fill_random(self, u < probs, "bernoulli")
 
@@ -676,12 +734,13 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     if to is None and "to" not in kw and from_ != 0:
         from_, to = 0, from_
     to = kw.pop("to", to)
+    if self.dtype.is_complex and to is None:
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_dtype.scalar_name(self.dtype)}'")
     if to is None:
         dt = self.dtype
         to = 2 if dt is _dtype.bool else 2 ** _MANT[dt.name] + 1 if dt.is_floating_point else \
             int(np.iinfo(dt.np).max) + 1
-    arr = _random_ints(_sampler(generator, self.device), int(from_), int(to), self.shape, _dtype.int64 if
-                       self.dtype.is_floating_point or self.dtype is _dtype.bool else self.dtype)
+    arr = _random_ints(_sampler(generator, self.device), int(from_), int(to), self.shape, self.dtype)
     return _fill_random(self, arr, "random")
 
 
@@ -707,6 +766,8 @@ def geometric_(self, p, *, generator=None):
     """Fills this tensor with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype is _dtype.bool or self.dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{_dtype.scalar_name(self.dtype)}'")
     xp = array_module(self.device)
     u = _sampler(generator, self.device).random(self.shape, np.float64)
     return _fill_random(self, xp.ceil(xp.log1p(-u) / math.log1p(-p)), "geometric")

@@ -81,10 +81,10 @@ class Cholesky(Function):
     def backward(ctx, grad):
         (L,) = ctx.saved_tensors
         if ctx.upper:
-            L, grad = L.mT, grad.mT
-        gA = matmul(L.mT, grad).tril()
-        gA = 0.5 * (gA + gA.tril(-1).mT)
-        gA = solve_triangular(L.mT, gA, upper=True)
+            L, grad = L.mH, grad.mH
+        gA = matmul(L.mH, grad).tril()
+        gA = 0.5 * (gA + gA.tril(-1).mH)
+        gA = solve_triangular(L.mH, gA, upper=True)
         return solve_triangular(L, gA, upper=False, left=False)
 
 
@@ -148,16 +148,19 @@ class Qr(Function):
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         if gQ is None and gR is None:
             return None
-        terms = ([matmul(gR, R.mT)] if gR is not None else []) + ([-matmul(Q.mT, gQ)] if gQ is not None else [])
+        terms = ([matmul(gR, R.mH)] if gR is not None else []) + ([-matmul(Q.mH, gQ)] if gQ is not None else [])
         gA = terms[0] if len(terms) == 1 else terms[0] + terms[1]
         if m >= n:
             X = gA.triu()
-            gA = matmul(Q, X + X.mT - X.diagonal(0, -2, -1).diag_embed())
+            gA = matmul(Q, X + X.mH - X.diagonal(0, -2, -1).real.diag_embed())
             if gQ is not None:
                 gA = gA + gQ
-            return solve_triangular(R.mT, gA, upper=False, left=False)
-        gA = matmul(Q, (gA.mT - gA).tril())
-        gA = solve_triangular(R.narrow(-1, 0, m).mT, gA, upper=False, left=False)
+            return solve_triangular(R.mH, gA, upper=False, left=False)
+        X = (gA.mH - gA).tril()
+        if X.dtype.is_complex:  # half the (imaginary) diagonal of the skew-Hermitian part
+            X = X - 0.5j * X.diagonal(0, -2, -1).imag.diag_embed()
+        gA = matmul(Q, X)
+        gA = solve_triangular(R.narrow(-1, 0, m).mH, gA, upper=False, left=False)
         gA = _place(gA, m, n)
         return gA + matmul(Q, gR) if gR is not None else gA
 
@@ -200,15 +203,15 @@ class Eigh(Function):
 
 def _eigh_backward(gL, gV, L, V):
     if gV is None:
-        return None if gL is None else matmul(V * gL.unsqueeze(-2), V.mT)
-    VhgV = matmul(V.mT, gV)
-    VhgV = 0.5 * (VhgV - VhgV.mT)  # onto the skew-symmetric matrices: the tangent space of orthogonal V
+        return None if gL is None else matmul(V * gL.unsqueeze(-2), V.mH)
+    VhgV = matmul(V.mH, gV)
+    VhgV = 0.5 * (VhgV - VhgV.mH)  # onto the skew-Hermitian matrices: the tangent space of unitary V
     n = L.shape[-1]
     E = L.unsqueeze(-2) - L.unsqueeze(-1) + constant(xp_of(L).eye(n, dtype=L._data.dtype), L)
     ret = VhgV / E
     if gL is not None:
         ret = ret + gL.diag_embed()
-    return matmul(V, matmul(ret, V.mT))
+    return matmul(V, matmul(ret, V.mH))
 
 
 class Eigvalsh(Function):
@@ -278,23 +281,26 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + constant(xp_of(S).eye(k, dtype=S._data.dtype), S)
     ret = 0
     if gU is not None:
-        UhgU = matmul(U.mT, gU)
-        ret = (UhgU - UhgU.mT) * S.unsqueeze(-2)
+        UhgU = matmul(U.mH, gU)
+        UhgU = UhgU - UhgU.mH
+        ret = UhgU * S.unsqueeze(-2)
     if gVh is not None:
-        VhgV = matmul(Vh, gVh.mT)
-        ret = ret + S.unsqueeze(-1) * (VhgV - VhgV.mT)
+        VhgV = matmul(Vh, gVh.mH)
+        ret = ret + S.unsqueeze(-1) * (VhgV - VhgV.mH)
     ret = ret / E
     if gS is not None:
         ret = ret + gS.diag_embed()
+    if gU is not None and U.dtype.is_complex:  # the phase of each singular pair
+        ret = ret + (0.5j * UhgU.diagonal(0, -2, -1).imag / S).diag_embed()
     if m > n and gU is not None:
         gA = matmul(U, ret)
         gUSinv = gU / S.unsqueeze(-2)
-        gA = gA + gUSinv - matmul(U, matmul(U.mT, gUSinv))
+        gA = gA + gUSinv - matmul(U, matmul(U.mH, gUSinv))
         return matmul(gA, Vh)
     if m < n and gVh is not None:
         gA = matmul(ret, Vh)
         SinvgVh = gVh / S.unsqueeze(-1)
-        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mT), Vh)
+        gA = gA + SinvgVh - matmul(matmul(SinvgVh, Vh.mH), Vh)
         return matmul(U, gA)
     return matmul(U, matmul(ret, Vh)) if m >= n else matmul(matmul(U, ret), Vh)
 
@@ -312,23 +318,26 @@ class Svdvals(Function):
         return _svd_backward(None, grad, None, U, S, Vh)
 
 
-def _check_svd(A, op):
+def _check_svd(A, op, driver=None):
     check_matrix(A, op, square=False)
     check_float(A, op, "linalg_svd_cpu")
+    if driver is not None and A.device.type != "cuda":
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Singular vectors are defined up to
     sign: differentiate losses that do not depend on it (``S``, or ``U diag(S) Vh``)."""
-    _check_svd(A, "linalg.svd")
+    _check_svd(A, "linalg.svd", driver)
     return _SvdT(*Svd.apply(A, full_matrices=full_matrices))
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix, descending."""
-    _check_svd(A, "linalg.svdvals")
+    _check_svd(A, "linalg.svdvals", driver)
     return write_out(Svdvals.apply(A), out)
 
 
@@ -343,7 +352,7 @@ def svd(input, some=True, compute_uv=True):
         return _LegacySvdT(zeros(batch + (m, m), dtype=input.dtype, device=input.device), svdvals(input),
                            zeros(batch + (n, n), dtype=input.dtype, device=input.device))
     U, S, Vh = Svd.apply(input, full_matrices=not some)
-    return _LegacySvdT(U, S, Vh.mT)
+    return _LegacySvdT(U, S, Vh.mH)
 
 
 # -- LU ----------------------------------------------------------------------------------------------------------
@@ -414,25 +423,25 @@ class Lu(Function):
 
 
 def _lu_backward(gL, gU, P, L, U):
-    """torch's ``linalg_lu_backward`` (real case) for ``A = P L U``."""
+    """The gradient of ``A = P L U`` from those of ``L`` and ``U``."""
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m == n:
-        gA = matmul(L.mT, gL).tril(-1) + matmul(gU, U.mT).triu()
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        gA = matmul(L.mH, gL).tril(-1) + matmul(gU, U.mH).triu()
+        gA = solve_triangular(U.mH, gA, upper=False, left=False)
+        gA = solve_triangular(L.mH, gA, upper=True, unitriangular=True)
     elif m < n:
         U1 = U.narrow(-1, 0, k)
-        gA = (matmul(L.mT, gL) - matmul(gU.triu(), U.mT)).tril(-1)
-        gA = solve_triangular(U1.mT, gA, upper=False, left=False)
+        gA = (matmul(L.mH, gL) - matmul(gU.triu(), U.mH)).tril(-1)
+        gA = solve_triangular(U1.mH, gA, upper=False, left=False)
         gA = _place(gA + gU.narrow(-1, 0, k).triu(), k, n) + _place(gU.narrow(-1, k, n - k), k, n, 0, k)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        gA = solve_triangular(L.mH, gA, upper=True, unitriangular=True)
     else:
         L1 = L.narrow(-2, 0, k)
-        gA = (matmul(gU, U.mT) - matmul(L.mT, gL.tril(-1))).triu()
-        gA = solve_triangular(L1.mT, gA, upper=True, unitriangular=True)
+        gA = (matmul(gU, U.mH) - matmul(L.mH, gL.tril(-1))).triu()
+        gA = solve_triangular(L1.mH, gA, upper=True, unitriangular=True)
         gA = _place(gA + gL.narrow(-2, 0, k).tril(-1), m, k) + _place(gL.narrow(-2, k, m - k), m, k, k, 0)
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = solve_triangular(U.mH, gA, upper=False, left=False)
     return matmul(P, gA)
 
 
@@ -509,12 +518,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if tuple(pivots.shape) != tuple(LU.shape[:-1]):
         raise RuntimeError(f"{op}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with "
                            f"shape {list(pivots.shape)} instead")
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return write_out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return write_out(lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH, out)
     P = constant(_pivots_matrix(xp_of(LU), pivots._data, LU.dtype.np, n), LU)
-    if adjoint:  # U^T L^T P^T X = B
-        Y = solve_triangular(LU.mT, B, upper=False)
-        X = matmul(P, solve_triangular(LU.mT, Y, upper=True, unitriangular=True))
+    if adjoint:  # U^H L^H P^T X = B
+        Y = solve_triangular(LU.mH, B, upper=False)
+        X = matmul(P, solve_triangular(LU.mH, Y, upper=True, unitriangular=True))
     else:  # P L U X = B
         Y = solve_triangular(LU, matmul(P.mT, B), upper=False, unitriangular=True)
         X = solve_triangular(LU, Y, upper=True)
@@ -544,23 +553,23 @@ def _pinv_raw(xp, A, atol, rtol, hermitian=False):
         s = xp.abs(w)
         keep = s > _cutoff(xp, s, atol, rtol)
         winv = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(A.dtype)
-        return xp.matmul(V * winv[..., None, :], xp.swapaxes(V, -1, -2)), s, keep
+        return xp.matmul(V * winv[..., None, :], xp.conj(xp.swapaxes(V, -1, -2))), s, keep
     U, s, Vh = xp.linalg.svd(A, full_matrices=False)
     keep = s > _cutoff(xp, s, atol, rtol)
     sinv = xp.where(keep, 1 / xp.where(keep, s, 1), 0).astype(A.dtype)
-    return xp.matmul(xp.swapaxes(Vh, -1, -2) * sinv[..., None, :], xp.swapaxes(U, -1, -2)), s, keep
+    return xp.matmul(xp.conj(xp.swapaxes(Vh, -1, -2)) * sinv[..., None, :], xp.conj(xp.swapaxes(U, -1, -2))), s, keep
 
 
 def _pinv_backward(grad, P, A):
     m, n = A.shape[-2:]
-    Ph, gh = P.mT, grad.mT
+    Ph, gh = P.mH, grad.mH
     if m <= n:
         K = matmul(gh, P)
         KPh = matmul(K, Ph)
-        return -matmul(P, K).mT + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
+        return -matmul(P, K).mH + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
     K = matmul(P, gh)
     PhK = matmul(Ph, K)
-    return -matmul(K, P).mT + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
+    return -matmul(K, P).mH + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
 
 
 class Pinv(Function):
@@ -625,12 +634,12 @@ class Lstsq(Function):
         X = xp.matmul(P, B)
         batch = X.shape[:-2]
         rank = xp.broadcast_to(xp.sum(keep, axis=-1), batch).astype("int64")
-        residuals = xp.empty((0,), A.dtype)
+        residuals = xp.empty((0,), s.dtype)
         if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
             r = xp.matmul(A, X) - B
-            residuals = xp.sum(r * r, axis=-2)
+            residuals = xp.sum((r * xp.conj(r)).real, axis=-2)
         rank = xp.empty((0,), "int64") if driver == "gels" else rank
-        sv = xp.empty((0,), A.dtype)
+        sv = xp.empty((0,), s.dtype)
         if driver in ("gelsd", "gelss"):
             sv = xp.broadcast_to(s, batch + s.shape[-1:]).copy()
         ctx.mark_non_differentiable(sv)
@@ -643,12 +652,12 @@ class Lstsq(Function):
         gA = gB = None
         if gX is not None:
             P = pinv(A)
-            gA = _pinv_backward(matmul(gX, B.mT), P, A) if ctx.needs_input_grad[0] else None
-            gB = matmul(P.mT, gX)
+            gA = _pinv_backward(matmul(gX, B.mH), P, A) if ctx.needs_input_grad[0] else None
+            gB = matmul(P.mH, gX)
         if gL is not None and gL.numel():  # Danskin: X is optimal, so only the explicit dependence counts
             r = matmul(A, X) - B
             gL = gL.unsqueeze(-2)
-            gAL, gBL = 2 * matmul(gL * r, X.mT), -2 * gL * r
+            gAL, gBL = 2 * matmul(gL * r, X.mH), -2 * gL * r
             gA, gB = (gAL, gBL) if gX is None else (gA + gAL if gA is not None else None, gB + gBL)
         return gA, gB
 
@@ -789,10 +798,23 @@ def orgqr(input, tau):
     return householder_product(input, tau)
 
 
+class Geqrf(Function):
+    @staticmethod
+    def forward(ctx, A):
+        xp = ctx.xp
+        h, tau = xp.linalg.qr(A, mode="raw")  # h is LAPACK's Fortran-ordered a, transposed
+        return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau
+
+    @staticmethod
+    def backward(ctx, ga, gtau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
 @cpu_float32_inputs  # on CPU autocast's float32 list
 def geqrf(input, *, out=None):
     """``(a, tau)``: LAPACK's ``geqrf`` QR of ``input``, ``R`` on and above the diagonal of ``a`` and the
-    Householder vectors of ``Q`` below it (see :func:`linalg.householder_product`). Not differentiable, as torch's.
+    Householder vectors of ``Q`` below it (see :func:`linalg.householder_product`). Not differentiable: backward
+    raises.
 
     Example::
 
@@ -802,9 +824,7 @@ def geqrf(input, *, out=None):
     """
     check_matrix(input, "geqrf", square=False)
     check_float(input, "geqrf", "geqrf_cpu")
-    xp = xp_of(input)
-    h, tau = xp.linalg.qr(input._data, mode="raw")  # h is LAPACK's Fortran-ordered a, transposed
-    r = _GeqrfT(constant(xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), input), constant(tau, input))
+    r = _GeqrfT(*Geqrf.apply(input))
     if out is not None:
         return _GeqrfT(*(write_out(t, o) for t, o in zip(r, out)))
     return r

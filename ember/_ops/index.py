@@ -11,13 +11,14 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from .._creation import check_fill, zeros
+from .._creation import cast_scalar, check_fill, zeros
 from .._device import CPU, array_module
 from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
 from .view import broadcast_pair, expand, reshape
 from ._ufunc_at import ufunc_at
+from ._strided import elem_strides, restride
 
 _ndarray = np.ndarray
 
@@ -25,6 +26,7 @@ __all__ = ["index_put", "where", "nonzero", "nonzero_static", "argwhere", "maske
            "masked_scatter", "take", "put"]
 
 _ALL = slice(None)
+_LOOSE_FLOATS = (_dtype.float16, _dtype.bfloat16) + tuple(_dtype.FLOAT8)
 _NONE, _ELLIPSIS, _INT, _SLICE, _BOOL, _ARRAY, _MASK, _SEQ_MASK = range(8)  # _SEQ_MASK: a list or array mask
 _FROM_NP = _dtype._FROM_NP
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
@@ -209,6 +211,22 @@ def _adv_shape(shape, dims, index_shapes):
 
 
 # -- the functions ---------------------------------------------------------------------------------------------------
+def _new_axis_strides(x, key):
+    """Element strides of ``x[key]`` where each None inserts a dimension as ``unsqueeze`` does (NumPy gives it 0)."""
+    shape, st, d = list(x.shape), list(elem_strides(x)), 0
+    for k in key:
+        if k is None:
+            st.insert(d, shape[d] * st[d] if d < len(shape) else 1)
+            shape.insert(d, 1)
+            d += 1
+        elif isinstance(k, slice):
+            st[d] *= k.indices(shape[d])[2]
+            d += 1
+        else:
+            del shape[d], st[d]
+    return st
+
+
 class BasicIndex(Function):
     """``x[key]`` for a key of ints, slices and None: a view."""
     is_view = True
@@ -216,7 +234,8 @@ class BasicIndex(Function):
     @staticmethod
     def forward(ctx, x, key):
         ctx.in_shape, ctx.key = x.shape, key
-        return x[key + (Ellipsis,)]  # the Ellipsis keeps a full integer key a 0-d array view, not a scalar
+        out = x[key + (Ellipsis,)]  # the Ellipsis keeps a full integer key a 0-d array view, not a scalar
+        return restride(ctx.xp, out, out.shape, _new_axis_strides(x, key)) if None in key else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -368,8 +387,12 @@ def _setitem(self, key, value):
         value = _fit_value(value.to(self.dtype), _region_shape(self, basic, dims, indices), bool(dims))
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
-    elif self.dtype in _dtype.FLOAT8:
-        value = _dtype.float32_to_float8(np, np.asarray(value), self.dtype.np)[()]  # torch's rounding
+    else:
+        if isinstance(value, numbers.Integral) and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+        if self.dtype not in _LOOSE_FLOATS or isinstance(value, complex):  # real numbers go in unchecked there
+            check_fill(value, self.dtype)
+        value = cast_scalar(value, self.dtype)
     if check_writable(self, "index_put_", "some elements of the input tensor and the written-to tensor refer to a "
                       "single memory location"):
         return
@@ -410,9 +433,11 @@ def index_put(input, indices, values, accumulate=False):
 # -- where / nonzero ---------------------------------------------------------------------------------------------------
 class Where(Function):
     @staticmethod
-    def forward(ctx, cond, a, b, dtype):
+    def forward(ctx, cond, a, b, dtype, contiguous=False):
         ctx.save_for_backward(cond)
         out = ctx.xp.where(cond, a, b)
+        if contiguous and not out.flags.c_contiguous:  # masked_fill's layout, whatever its inputs'
+            out = ctx.xp.ascontiguousarray(out)
         return out if out.dtype == dtype.np else out.astype(dtype.np)
 
     @staticmethod
@@ -457,10 +482,12 @@ def nonzero(input, *, out=None, as_tuple=False):
     a = input._data
     xp = _xp(input)
     idx = xp.nonzero(a.reshape(1) if a.ndim == 0 else a)
+    # one contiguous (ndim, n) block: the tuple holds its rows, the matrix is its transpose (column-major)
+    cols = xp.stack(idx).astype(np.int64, copy=False)
     if as_tuple:
-        return tuple(_const(i.astype(np.int64, copy=False), input.device) for i in idx)
-    res = xp.stack(idx, axis=1) if a.ndim else xp.zeros((idx[0].size, 0), dtype=np.int64)
-    return write_out(_const(res.astype(np.int64, copy=False), input.device), out)
+        return tuple(_const(i, input.device) for i in cols)
+    res = cols.T if a.ndim else xp.zeros((idx[0].size, 0), dtype=np.int64)
+    return write_out(_const(res, input.device), out)
 
 
 def nonzero_static(input, *, size, fill_value=-1):
@@ -512,7 +539,7 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor):
         value = value.to(input.dtype)
     broadcast_pair(tuple(mask.shape), tuple(input.shape))
-    return Where.apply(mask, value, input, dtype=input.dtype)
+    return Where.apply(mask, value, input, dtype=input.dtype, contiguous=True)
 
 
 def masked_select(input, mask, *, out=None):

@@ -106,6 +106,9 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
+    dt = _dtype.result_type(input, tensor1, tensor2)
+    if value != 1 and not (dt.is_floating_point or dt.is_complex):
+        value = int(value)  # the multiplier takes no part in type promotion
     try:
         r = add(input, mul(tensor1 if value == 1 else mul(tensor1, value), tensor2))
     except RuntimeError as e:  # report the shapes in torch's order

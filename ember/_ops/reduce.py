@@ -169,6 +169,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keep
         dim, keepdim = numpy_keywords("sum", dim, keepdim, axis, keepdims)
     a = input._data
     dims = _EVERY_DIM[:a.ndim] if dim is None else _dims(dim, a.ndim)
+    if out is not None and dtype is None:
+        dtype = out.dtype  # sums into out in its dtype
     if dtype is None and input.dtype.is_floating_point:  # the common case, without the dtype logic
         if a.itemsize > 2 and out is None:  # float32/64: no rounding from float32 as for halves
             return direct_result(Sum, input, reduction.sum(a, dims, keepdim), {"dims": dims, "keepdim": keepdim})
@@ -182,6 +184,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keep
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` treating NaN as zero."""
     dims = _dims(dim, input.ndim)
+    if out is not None and dtype is None:
+        dtype = out.dtype
     return write_out(Sum.apply(_cast(input, dtype), dims=dims, keepdim=keepdim, dtype=_sum_dtype(input, dtype),
                                nan=True), out)
 
@@ -268,6 +272,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = _dims(dim, input.ndim)
     keep = keepdim and dim is not None
+    if out is not None and dtype is None:
+        dtype = out.dtype
     return write_out(Prod.apply(_cast(input, dtype), dims=dims, keepdim=keep, dtype=_sum_dtype(input, dtype)), out)
 
 

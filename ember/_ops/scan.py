@@ -37,6 +37,16 @@ def scan(xp, x, dim, op):
     return xp.ascontiguousarray(xp.moveaxis(x, -1, dim))
 
 
+def _out_dtype(dtype, out):
+    """The dtype cumsum/cumprod compute in: ``dtype``, else that of ``out`` when given."""
+    if out is None:
+        return dtype
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_dtype.c_name(dtype)}, but got "
+                           f"{_dtype.c_name(out.dtype)} instead")
+    return out.dtype
+
+
 class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim, reverse=False, dtype=None):
@@ -46,7 +56,7 @@ class Cumsum(Function):
         if x.ndim == 0:
             x = x.reshape(1)
         y = _flip(xp, xp.cumsum(_flip(xp, x, dim, reverse), axis=dim, dtype=_acc(x, dtype)), dim, reverse)
-        return y.reshape(shape).astype(x.dtype if dtype is None else dtype, copy=False)
+        return xp.ascontiguousarray(y).reshape(shape).astype(x.dtype if dtype is None else dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -62,7 +72,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
         >>> ember.tensor([1., 2., 3.]).cumsum(0)
         tensor([1., 3., 6.])
     """
-    dim = wrap_dim(dim, input.ndim)
+    dim, dtype = wrap_dim(dim, input.ndim), _out_dtype(dtype, out)
     return write_out(Cumsum.apply(_cast(input, dtype), dim=dim, dtype=_sum_dtype(input, dtype)), out)
 
 
@@ -74,7 +84,7 @@ class Cumprod(Function):
         ctx.dim, ctx.reverse = dim, reverse
         x1 = x.reshape(1) if x.ndim == 0 else x
         y = _flip(xp, xp.cumprod(_flip(xp, x1, dim, reverse), axis=dim, dtype=_acc(x, dtype)), dim, reverse)
-        y = y.reshape(x.shape).astype(x.dtype if dtype is None else dtype, copy=False)
+        y = xp.ascontiguousarray(y).reshape(x.shape).astype(x.dtype if dtype is None else dtype, copy=False)
         ctx.has_zero = bool(ctx.needs_input_grad) and bool((x == 0).any())
         ctx.save_for_backward(x, y)
         return y
@@ -130,7 +140,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
         >>> ember.tensor([1., 2., 3.]).cumprod(0)
         tensor([1., 2., 6.])
     """
-    dim = wrap_dim(dim, input.ndim)
+    dim, dtype = wrap_dim(dim, input.ndim), _out_dtype(dtype, out)
     return write_out(Cumprod.apply(_cast(input, dtype), dim=dim, dtype=_sum_dtype(input, dtype)), out)
 
 

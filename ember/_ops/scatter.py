@@ -420,7 +420,12 @@ def _check_index_add(op, input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """``input`` with ``alpha * source`` added at positions ``index`` along ``dim`` (repeats accumulate)."""
     d = _check_index_add("index_add_", input, dim, index, source)
-    _check_bounds(index, d, _size(input, d))
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        alpha = int(alpha)  # in the input's dtype, as the values it scales
+    # an out-of-range index is a RuntimeError along an outer or inner dim with an int64 index and alpha 1, else an
+    # IndexError, as torch reports it
+    put = input.ndim > 1 and d in (0, input.ndim - 1) and index.dtype is _dtype.int64 and alpha == 1
+    _check_bounds(index, d, _size(input, d), *(() if put else (IndexError, "index out of range in self")))
     return write_out(IndexAdd.apply(input, source, index, dim=d, alpha=alpha), out)
 
 

@@ -271,7 +271,8 @@ class Repeat(Function):
         ctx.in_shape, ctx.sizes = x.shape, sizes
         x = x.reshape((1,) * (len(sizes) - x.ndim) + x.shape)
         ctx.padded = x.shape
-        return ctx.xp.tile(x, sizes)
+        out = ctx.xp.tile(x, sizes)
+        return out if out.flags.c_contiguous else ctx.xp.ascontiguousarray(out)  # all-ones sizes keep x's layout
 
     @staticmethod
     def backward(ctx, grad):
@@ -487,6 +488,8 @@ def block_diag(*tensors):
     """A block-diagonal matrix with ``tensors`` (0-d, 1-d as rows, or 2-d) along its diagonal, promoting dtypes."""
     mats = []
     for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
         if t.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.ndim} dimensions")

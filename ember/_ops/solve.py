@@ -102,8 +102,8 @@ class Inv(Function):
     @staticmethod
     def backward(ctx, grad):
         (Y,) = ctx.saved_tensors
-        Yt = Y.mT
-        return -matmul(Yt, matmul(grad, Yt))
+        Yh = Y.mH
+        return -matmul(Yh, matmul(grad, Yh))
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
@@ -135,7 +135,7 @@ def inv_ex(A, *, check_errors=False):
         info = xp.zeros(A.shape[:-2], "int32")
     except LinAlgError:
         if check_errors:
-            raise
+            _singular_inv("linalg.inv_ex", A._data)
         info, bad = _singular_mask(A, xp)
         Y = constant(xp.where(bad, math.nan, xp.linalg.inv(_replace_singular(A, bad, xp))), A)
     return _InvExT(Y, constant(info, A))
@@ -178,14 +178,14 @@ class Det(Function):
         g = reshape(grad, tuple(grad.shape) + (1, 1))
         singular = xp.abs(d._data) < 100 * xp.finfo(d._data.dtype).eps
         if not singular.any():
-            return g * reshape(d, tuple(d.shape) + (1, 1)) * inv(A).mT
+            return g * reshape(d.conj(), tuple(d.shape) + (1, 1)) * inv(A).mH
         # Singular matrices: the cofactor matrix, a constant here (not differentiable again).
-        cof = constant(_cofactor(A._data, xp), A)
+        cof = constant(xp.conj(_cofactor(A._data, xp)), A)
         if singular.all():
             return g * cof
         mask = constant(singular[..., None, None].astype(A._data.dtype), A)
         safe = A * (1 - mask) + constant(xp.eye(A.shape[-1], dtype=A._data.dtype), A) * mask
-        return g * (reshape(d, tuple(d.shape) + (1, 1)) * inv(safe).mT * (1 - mask) + cof * mask)
+        return g * (reshape(d.conj(), tuple(d.shape) + (1, 1)) * inv(safe).mH * (1 - mask) + cof * mask)
 
 
 def det(A, *, out=None):
@@ -199,16 +199,21 @@ class Slogdet(Function):
     @staticmethod
     def forward(ctx, A):
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(A)
         sign, logabs = ctx.xp.linalg.slogdet(A)
+        ctx.save_for_backward(A, sign)
         return sign, logabs
 
     @staticmethod
     def backward(ctx, gsign, glogabs):
-        if glogabs is None:  # the sign of a real determinant is locally constant
+        A, sign = ctx.saved_tensors
+        if gsign is not None and A.dtype.is_complex:  # sign = exp(i Im log det) moves with the phase of det
+            g = (gsign * sign.conj()).imag * 1j
+            g = g if glogabs is None else g + glogabs
+        elif glogabs is None:  # the sign of a real determinant is locally constant
             return None
-        (A,) = ctx.saved_tensors
-        return reshape(glogabs, tuple(glogabs.shape) + (1, 1)) * inv(A).mT
+        else:
+            g = glogabs
+        return reshape(g, tuple(g.shape) + (1, 1)) * inv(A).mH
 
 
 def _slogdet(A, op):
@@ -228,8 +233,11 @@ def slogdet(input):
 
 
 def logdet(input):
-    """The log of the determinant of each square matrix: nan where it is negative, -inf where it is zero."""
+    """The log of the determinant of each square matrix: nan where it is negative, -inf where it is zero; complex
+    for complex matrices."""
     sign, logabs = _slogdet(input, "logdet")
+    if input.dtype.is_complex:
+        return sign.log() + logabs
     return logabs + constant(xp_of(input).where(sign._data < 0, math.nan, 0).astype(logabs._data.dtype), input)
 
 
@@ -259,8 +267,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, grad):
         A, X = ctx.saved_tensors
-        gB = Solve.apply(A.mT, grad)
-        gA = -matmul(gB, X.mT) if ctx.needs_input_grad[0] else None
+        gB = Solve.apply(A.mH, grad)
+        gA = -matmul(gB, X.mH) if ctx.needs_input_grad[0] else None
         return gA, gB
 
 
@@ -351,10 +359,10 @@ class SolveTriangular(Function):
     def backward(ctx, grad):
         A, X = ctx.saved_tensors
         upper, left, unit = ctx.upper, ctx.left, ctx.unit
-        gB = SolveTriangular.apply(A.mT, grad, upper=not upper, left=left, unitriangular=unit)
+        gB = SolveTriangular.apply(A.mH, grad, upper=not upper, left=left, unitriangular=unit)
         gA = None
         if ctx.needs_input_grad[0]:
-            gA = -matmul(gB, X.mT) if left else -matmul(X.mT, gB)
+            gA = -matmul(gB, X.mH) if left else -matmul(X.mH, gB)
             gA = gA.triu(int(unit)) if upper else gA.tril(-int(unit))
         return gA, gB
 

@@ -174,7 +174,7 @@ class Unique(Function):
             if any(s == 0 for i, s in enumerate(shape) if i != dim):
                 raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be "
                                    "applied")
-            rows = xp.moveaxis(x, dim, 0).reshape(shape[dim], -1)
+            rows = xp.moveaxis(x, dim, 0).reshape(shape[dim], math.prod(shape[:dim] + shape[dim + 1:]))
         n = rows.shape[0]
         if consecutive:
             perm = xp.arange(n)

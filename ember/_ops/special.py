@@ -24,9 +24,11 @@ def _sp(xp):
 
 
 class Sigmoid(FloatUnary):
+    holomorphic = True
+
     @staticmethod
     def forward(ctx, x):
-        y = sigmoid_kernel(ctx.xp, x, _sp(ctx.xp).expit)
+        y = 1 / (1 + ctx.xp.exp(-x)) if x.dtype.kind == "c" else sigmoid_kernel(ctx.xp, x, _sp(ctx.xp).expit)
         ctx.save_for_backward(y)
         return y
 

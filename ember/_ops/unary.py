@@ -101,6 +101,9 @@ def _sign(xp, x):
 class Sign(ZeroGrad):
     @staticmethod
     def forward(ctx, x):
+        if x.dtype.kind == "c":
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                      "torch.sgn instead.")
         return _sign(ctx.xp, x)
 
 

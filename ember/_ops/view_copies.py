@@ -135,7 +135,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 def narrow_copy(input, dim, start, length):
     """A copy (not a view) of ``input.narrow(dim, start, length)``."""
-    return narrow(input, dim, start, length).clone()
+    return narrow(input, dim, start, length).clone(memory_format=contiguous_format)
 
 
 def _slice(input, dim=0, start=None, end=None, step=1):

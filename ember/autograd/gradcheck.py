@@ -16,18 +16,42 @@ def _as_tuple(x):
 
 
 def _host(t):
-    """A float64 NumPy copy (a copy: outputs may be views of the input being perturbed)."""
+    """A float64 NumPy copy (a copy: outputs may be views of the input being perturbed); a complex tensor is read
+    as its real view, real and imaginary parts interleaved."""
     a = t._data
-    return np.array(a if isinstance(a, np.ndarray) else a.get(), dtype=np.float64)
+    a = a if isinstance(a, np.ndarray) else a.get()
+    if t.dtype.is_complex:
+        return np.stack([a.real, a.imag], -1).astype(np.float64)
+    return np.array(a, dtype=np.float64)
+
+
+def _real_numel(t):
+    """The number of real entries of ``t``: complex entries count twice (real and imaginary parts)."""
+    return t.numel() * (2 if t.dtype.is_complex else 1)
+
+
+def _from_real(t, v):
+    """A flat real vector over ``t``'s real view, as an array of ``t``'s shape and dtype."""
+    if t.dtype.is_complex:
+        v = v[0::2] + 1j * v[1::2]
+    return v.reshape(t.shape).astype(t.dtype.np)
 
 
 def _outputs(func, inputs):
-    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, _fn.Tensor) and o.dtype.is_floating_point)
+    return tuple(o for o in _as_tuple(func(*inputs))
+                 if isinstance(o, _fn.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex))
 
 
 def _tensor(a):
     from .._creation import tensor
     return tensor(a, dtype=_fn._dtype.float64)
+
+
+def _random_like(t, rng):
+    """Standard normal entries of ``t``'s shape, float64 (complex128 for a complex ``t``), on its device."""
+    v = rng.standard_normal(_real_numel(t))
+    return _fn.Tensor._make(_from_real(t, v).astype(np.complex128 if t.dtype.is_complex else np.float64),
+                            _fn._dtype.complex128 if t.dtype.is_complex else _fn._dtype.float64, _fn.CPU).to(t.device)
 
 
 def _perturbed_outputs(func, inputs, x, idx, delta):
@@ -46,10 +70,11 @@ def _numerical_jacobians(func, inputs, diff_idx, n_outs, eps):
     jac = []
     for i in diff_idx:
         x = inputs[i]
-        cols = [np.zeros((x.numel(), n)) for n in n_outs]
-        for j, idx in enumerate(np.ndindex(*x.shape)):
-            plus = _perturbed_outputs(func, inputs, x, idx, eps)
-            minus = _perturbed_outputs(func, inputs, x, idx, -eps)
+        cols = [np.zeros((_real_numel(x), n)) for n in n_outs]
+        steps = (eps, eps * 1j) if x.dtype.is_complex else (eps,)
+        for j, (idx, step) in enumerate((idx, step) for idx in np.ndindex(*x.shape) for step in steps):
+            plus = _perturbed_outputs(func, inputs, x, idx, step)
+            minus = _perturbed_outputs(func, inputs, x, idx, -step)
             for k, (p, m) in enumerate(zip(plus, minus)):
                 cols[k][j] = (p - m) / (2 * eps)
         jac.append(cols)
@@ -58,7 +83,7 @@ def _numerical_jacobians(func, inputs, diff_idx, n_outs, eps):
 
 def _vjp(out, inputs, diff_idx, v, check_grad_dtypes):
     from .._creation import zeros_like
-    g = _fn.Tensor._make(v.reshape(out.shape).astype(out.dtype.np), out.dtype, _fn.CPU).to(out.device)
+    g = _fn.Tensor._make(_from_real(out, v), out.dtype, _fn.CPU).to(out.device)
     grads = _grad(out, [inputs[i] for i in diff_idx], g, retain_graph=True, allow_unused=True)
     result = []
     for i, gi in zip(diff_idx, grads):
@@ -73,12 +98,12 @@ def _vjp(out, inputs, diff_idx, v, check_grad_dtypes):
 def _analytical_jacobians(outs, inputs, diff_idx, check_grad_dtypes, nondet_tol):
     """jac[i][k] like the numerical one, one vector-Jacobian product per output element, run twice to check that
     backward is reentrant."""
-    jac = [[np.zeros((inputs[i].numel(), o.numel())) for o in outs] for i in diff_idx]
+    jac = [[np.zeros((_real_numel(inputs[i]), _real_numel(o))) for o in outs] for i in diff_idx]
     for k, out in enumerate(outs):
         if not out.requires_grad:
             continue
-        for e in range(out.numel()):
-            v = np.zeros(out.numel())
+        for e in range(_real_numel(out)):
+            v = np.zeros(_real_numel(out))
             v[e] = 1
             first = _vjp(out, inputs, diff_idx, v, check_grad_dtypes)
             second = _vjp(out, inputs, diff_idx, v, check_grad_dtypes)
@@ -98,7 +123,7 @@ def _mismatch(k, i, numerical, analytical):
 
 
 def _slow_check(func, inputs, outs, diff_idx, eps, atol, rtol, check_grad_dtypes, nondet_tol):
-    numerical = _numerical_jacobians(func, inputs, diff_idx, [o.numel() for o in outs], eps)
+    numerical = _numerical_jacobians(func, inputs, diff_idx, [_real_numel(o) for o in outs], eps)
     for k, out in enumerate(outs):
         if not out.requires_grad and any(np.any(jac[k] != 0) for jac in numerical):
             raise GradcheckError("Numerical gradient for function expected to be zero")
@@ -114,9 +139,9 @@ def _fast_check(func, inputs, outs, diff_idx, eps, atol, rtol, check_grad_dtypes
     """Compares v^T J u for random unit vectors u (per input) and v (per output) instead of whole Jacobians: one
     vector-Jacobian product per output and one directional difference per input."""
     rng = np.random.default_rng(0)
-    us = [rng.random(inputs[i].numel()) for i in diff_idx]
+    us = [rng.random(_real_numel(inputs[i])) for i in diff_idx]
     us = [u / (np.linalg.norm(u) or 1.0) for u in us]
-    vs = [rng.random(o.numel()) for o in outs]
+    vs = [rng.random(_real_numel(o)) for o in outs]
     vs = [v / (np.linalg.norm(v) or 1.0) for v in vs]
     analytical = np.zeros((len(diff_idx), len(outs)))
     for k, out in enumerate(outs):
@@ -133,7 +158,7 @@ def _fast_check(func, inputs, outs, diff_idx, eps, atol, rtol, check_grad_dtypes
     numerical = np.zeros_like(analytical)
     for n, i in enumerate(diff_idx):
         x = inputs[i]
-        step = (eps * us[n]).reshape(x.shape)
+        step = _from_real(x, eps * us[n])
         data = x._data
         orig = data.copy()
         try:
@@ -162,7 +187,7 @@ def _fast_check(func, inputs, outs, diff_idx, eps, atol, rtol, check_grad_dtypes
 
 
 def _slow_report(func, inputs, outs, diff_idx, eps, n, k):
-    numerical = _numerical_jacobians(func, inputs, [diff_idx[n]], [o.numel() for o in outs], eps)[0][k]
+    numerical = _numerical_jacobians(func, inputs, [diff_idx[n]], [_real_numel(o) for o in outs], eps)[0][k]
     analytical = _analytical_jacobians(outs, inputs, [diff_idx[n]], False, float("inf"))[0][k]
     return (f"Numerical:\n {_tensor(numerical)}\nAnalytical:\n{_tensor(analytical)}\n\nThe max per-element difference "
             f"(slow mode) is: {np.max(np.abs(numerical - analytical), initial=0.0)}.\n")
@@ -216,8 +241,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(_tensor(rng.standard_normal(tuple(o.shape))).to(o.device).requires_grad_()
-                             for o in _outputs(func, inputs) if o.requires_grad)
+        grad_outputs = tuple(_random_like(o, rng).requires_grad_() for o in _outputs(func, inputs) if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, _fn.Tensor) and x.requires_grad]

@@ -256,8 +256,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         ember.Size([1, 12, 9])
     """
     k, d, p, s = _fold_params(kernel_size, dilation, padding, stride)
-    if input.ndim not in (3, 4):
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    if input.ndim not in (3, 4) or 0 in input.shape[input.ndim - 3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {_shape(input)}")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     blocks = [out_size(n, kk, ss, dd, pp, pp) for n, kk, ss, dd, pp in zip(x.shape[2:], k, s, d, p)]
