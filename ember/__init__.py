@@ -5,12 +5,13 @@ from . import _dtype
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
                      complex128, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, half, float, double, short, int, long, cfloat, cdouble, dtype, get_default_dtype,
-                     set_default_dtype, promote_types, can_cast)
-from ._dtype import public_result_type as result_type
+                     set_default_dtype)
+from ._dtype import public_result_type as result_type, public_promote_types as promote_types
+from ._dtype import public_can_cast as can_cast
 from ._dtype import finfo, iinfo
 from ._device import device
 from ._tensor import Tensor, Size
-from ._tensor import is_tensor, is_floating_point, is_complex, is_nonzero, numel
+from ._tensor import is_tensor, is_floating_point, is_complex, is_nonzero, numel, is_storage
 from ._print import set_printoptions
 from ._kernels.parallel import get_num_threads, set_num_threads
 from ._kernels import malloc as _malloc

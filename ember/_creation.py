@@ -238,6 +238,8 @@ def _scan(data):
         if not len(x):
             break
         x = x[0]
+    if shape and isinstance(x, str):  # a string met first, where torch would look for one more dimension
+        raise ValueError("too many dimensions 'str'")
     dtypes, tensors, bad = set(), [False], []
 
     def walk(seq, dim):
@@ -256,6 +258,8 @@ def _scan(data):
                     dtypes.add(_leaf_dtype(t()))
                 elif issubclass(t, np.generic):
                     dtypes.add(_dtype.from_numpy_dtype(np.dtype(t)))
+                elif issubclass(t, np.ndarray) and all(x.ndim == 0 for x in seq if type(x) is t):
+                    dtypes.update(_dtype.from_numpy_dtype(x.dtype) for x in seq if type(x) is t)
                 elif _is_seq_type(t):
                     bad.append(t)  # reported by the caller, whose message depends on the dtype
                 else:
@@ -314,6 +318,7 @@ def _to_array(data, dtype):
     """Python data (numbers, nested sequences, NumPy arrays/scalars, 0-d Tensors) as a NumPy array and dtype."""
     if isinstance(data, np.ndarray):
         _check_strides(data)
+        _check_byte_order(data)
         dt = dtype or _dtype.from_numpy_dtype(data.dtype)
         return data.astype(dt.np, copy=True), dt
     if _is_seq(data):
@@ -349,6 +354,12 @@ def _to_array(data, dtype):
         raise ValueError("Overflow when unpacking long long")
     arr = np.asarray(data)
     return _checked_cast(arr, dt, not isinstance(data, np.generic)), dt
+
+
+def _check_byte_order(arr):
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
 
 
 def _check_strides(arr):
@@ -453,9 +464,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _check_strides(ndarray)
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
-                         "between byte orders is currently not supported.")
+    _check_byte_order(ndarray)
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
                       "This means writing to this tensor will result in undefined behavior. You may want to copy "

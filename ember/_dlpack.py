@@ -1,9 +1,35 @@
 """DLPack: tensors sharing memory with any producer (torch, NumPy, CuPy) through ``from_dlpack``."""
+import enum
+
 import numpy as np
 
 from . import _dtype
 from ._device import CPU, array_module, normalize
 from ._tensor import Tensor
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device codes, as ``Tensor.__dlpack_device__`` reports them."""
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLOpenCL = 4
+    kDLVulkan = 7
+    kDLMetal = 8
+    kDLVPI = 9
+    kDLROCM = 10
+    kDLROCMHost = 11
+    kDLExtDev = 12
+    kDLCUDAManaged = 13
+    kDLOneAPI = 14
+    kDLWebGPU = 15
+    kDLHexagon = 16
+    kDLMAIA = 17
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of ``tensor``'s memory (consumed once by a ``from_dlpack``)."""
+    return tensor.__dlpack__(max_version=(1, 0))  # a versioned capsule carries writability
 
 
 class _Capsule:
@@ -29,6 +55,8 @@ def from_dlpack(ext_tensor):
         array([5., 1., 2.])
     """
     if isinstance(ext_tensor, Tensor):
+        if ext_tensor.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         return ext_tensor
     if not hasattr(ext_tensor, "__dlpack__"):
         if type(ext_tensor).__name__ != "PyCapsule":

@@ -390,6 +390,29 @@ def public_result_type(tensor, other):
 public_result_type.__name__ = public_result_type.__qualname__ = "result_type"
 
 
+def _dtype_arg(fn, name, pos, d):
+    """A dtype argument of a public function: a dtype or a Python type (``float`` is float64)."""
+    if isinstance(d, dtype):
+        return d
+    if d in (builtins_bool, builtins_int, builtins_float, complex):
+        return to_dtype(d)
+    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be torch.dtype, not {type(d).__name__}")
+
+
+def public_promote_types(type1, type2):
+    """``ember.promote_types``: the smallest dtype both ``type1`` and ``type2`` convert to."""
+    return promote_types(_dtype_arg("promote_types", "type1", 1, type1), _dtype_arg("promote_types", "type2", 2, type2))
+
+
+def public_can_cast(from_, to):
+    """``ember.can_cast``: whether an op may write a ``from_`` result into a ``to`` tensor."""
+    return can_cast(_dtype_arg("can_cast", "from_", 1, from_), _dtype_arg("can_cast", "to", 2, to))
+
+
+public_promote_types.__name__ = public_promote_types.__qualname__ = "promote_types"
+public_can_cast.__name__ = public_can_cast.__qualname__ = "can_cast"
+
+
 def can_cast(from_, to):
     """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (torch's canCast)."""
     cf, ct = _CATEGORY[from_._kind], _CATEGORY[to._kind]

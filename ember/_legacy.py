@@ -19,7 +19,7 @@ __all__ = list(_EXPORTED) + ["set_default_tensor_type", "typename", "is_same_siz
 def _legacy_new(args, kwargs, dtype, device, what="new"):
     """torch's legacy constructor for ``dtype`` on ``device``: ``(*sizes)`` or ``(Size)`` uninitialised, ``(data)``
     copied, ``(tensor)`` aliased (it must have ``dtype``), ``()`` empty."""
-    from ._creation import empty, tensor
+    from ._creation import as_tensor, empty, tensor
     if kwargs.keys() - {"device"}:
         raise TypeError(f"{what}() received an invalid combination of arguments - got unexpected keyword "
                         f"'{next(iter(kwargs.keys() - {'device'}))}', but expected (*, torch.device device = None)")
@@ -35,6 +35,8 @@ def _legacy_new(args, kwargs, dtype, device, what="new"):
     if len(args) == 1 and not isinstance(first, (int, np.integer, tuple)):
         if not hasattr(first, "__len__"):
             raise TypeError(f"{what}(): data must be a sequence (got {type(first).__name__})")
+        if isinstance(first, np.ndarray):  # shares the array's memory when it has this dtype
+            return as_tensor(first, dtype=dtype, device=device)
         return tensor(first, dtype=dtype, device=device)
     for s in args[0] if len(args) == 1 and isinstance(first, tuple) else args:
         if not hasattr(s, "__index__") or isinstance(s, bool):

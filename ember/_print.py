@@ -28,8 +28,8 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         profile: ``"default"``, ``"short"`` or ``"full"`` presets.
         sci_mode: force (True) or forbid (False) scientific notation; None chooses automatically.
     """
-    if profile is not None:
-        preset = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}[profile]
+    preset = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}.get(profile)
+    if preset is not None:  # an unknown profile changes nothing, as torch
         PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = preset
     if precision is not None:
         PRINT_OPTS.precision = precision

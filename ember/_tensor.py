@@ -2,6 +2,7 @@
 import copy
 import math
 import weakref
+from numbers import Number
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class Tensor:
     def __new__(cls, *args, **kwargs):
         """The legacy constructor: ``Tensor(2, 3)`` or ``Tensor(Size)`` is uninitialised, ``Tensor(data)`` copies
         ``data`` into the default dtype, ``Tensor(tensor)`` aliases it."""
-        from ._creation import empty, tensor
+        from ._creation import as_tensor, empty, tensor
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             return src._as_subclass(cls) if cls is not Tensor else src.detach()
@@ -42,6 +43,8 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
             if not hasattr(args[0], "__len__"):
                 raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+            if isinstance(args[0], np.ndarray):  # shares the array's memory when it has the default dtype
+                return as_tensor(args[0], dtype=_dtype.get_default_dtype(), **kwargs)
             return tensor(args[0], dtype=_dtype.get_default_dtype(), **kwargs)
         return empty(*args, **kwargs)
 
@@ -341,7 +344,9 @@ class Tensor:
             return data.__dlpack__()
 
     def __dlpack_device__(self):
-        return self._data.__dlpack_device__()
+        from ._dlpack import DLDeviceType
+        kind, index = self._data.__dlpack_device__()
+        return DLDeviceType(kind), index
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
@@ -405,15 +410,31 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, Number)):
+            return bool((element == self).any())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element)}.")
+
+    def __reversed__(self):
+        return self if self._data.ndim == 0 else self.flip(0)
+
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self.tolist() if self.dtype is _dtype.bfloat16 else self.numpy(force=True).copy(),
-                           self.dtype.name, str(self.device), self._requires_grad))
+        data = self.tolist() if self.dtype is _dtype.bfloat16 else self.numpy(force=True).copy(order="K")
+        return (_rebuild, (data, self.dtype.name, str(self.device), self._requires_grad), self.__dict__ or None)
+
+    def __copy__(self):
+        # a new leaf sharing this tensor's memory, as torch's shallow copy
+        t = Tensor._make.__func__(type(self), self._data, self.dtype, self.device, self._requires_grad)
+        t._vc = self._vc
+        t.__dict__.update(self.__dict__)
+        return t
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment.")
-        data = self._data.copy() if self.device.type != "meta" else self._data
+        data = self._data if self.device.type == "meta" else _deepcopy_array(self._data, memo)
         t = Tensor._make.__func__(type(self), data, self.dtype, self.device, self._requires_grad)
         if self.grad is not None:
             t.grad = self.grad.__deepcopy__(memo)
@@ -509,13 +530,15 @@ class Tensor:
         fmt = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        flags = 0
         for a in args:
             if isinstance(a, Tensor):
                 dtype, dev = a.dtype, a.device
             elif isinstance(a, _dtype.dtype) or a in (float, int, bool) or type(a).__name__ == "dtype":
                 dtype = _dtype.to_dtype(a)
-            elif isinstance(a, bool):
-                pass
+            elif isinstance(a, bool):  # non_blocking, then copy
+                flags += 1
+                copy = copy or flags == 2 and a
             elif a is not None:
                 dev = a
         from ._ops.convert import to_device_dtype
@@ -531,35 +554,35 @@ class Tensor:
     def cuda(self, device=None, non_blocking=False):
         return self.to("cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device))
 
-    def float(self):
-        return self.to(_dtype.float32)
+    def float(self, memory_format=None):
+        return self.to(_dtype.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(_dtype.float64)
+    def double(self, memory_format=None):
+        return self.to(_dtype.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(_dtype.float16)
+    def half(self, memory_format=None):
+        return self.to(_dtype.float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        return self.to(_dtype.bfloat16)
+    def bfloat16(self, memory_format=None):
+        return self.to(_dtype.bfloat16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(_dtype.int64)
+    def long(self, memory_format=None):
+        return self.to(_dtype.int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(_dtype.int32)
+    def int(self, memory_format=None):
+        return self.to(_dtype.int32, memory_format=memory_format)
 
-    def short(self):
-        return self.to(_dtype.int16)
+    def short(self, memory_format=None):
+        return self.to(_dtype.int16, memory_format=memory_format)
 
-    def char(self):
-        return self.to(_dtype.int8)
+    def char(self, memory_format=None):
+        return self.to(_dtype.int8, memory_format=memory_format)
 
-    def byte(self):
-        return self.to(_dtype.uint8)
+    def byte(self, memory_format=None):
+        return self.to(_dtype.uint8, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(_dtype.bool)
+    def bool(self, memory_format=None):
+        return self.to(_dtype.bool, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -600,6 +623,12 @@ class Size(tuple):
             return NotImplemented
         return Size(other + tuple(self))
 
+    def __mul__(self, n):
+        r = tuple.__mul__(self, n)
+        return r if r is NotImplemented else Size(r)
+
+    __rmul__ = __mul__
+
 
 def is_tensor(obj):
     """Whether ``obj`` is an ember Tensor."""
@@ -625,7 +654,15 @@ Tensor.is_nonzero = is_nonzero
 
 def numel(input):
     """The number of elements of ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input.numel()
+
+
+def is_storage(obj):
+    """Whether ``obj`` is a storage (``Tensor.untyped_storage()`` or ``Tensor.storage()``)."""
+    from ._storage import UntypedStorage
+    return isinstance(obj, UntypedStorage)
 
 
 def wrap_dim(dim, ndim):
@@ -644,6 +681,22 @@ def _need_size(op, size, kw):
 
 def _address(a):
     return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def _deepcopy_array(a, memo):
+    """A copy of ``a`` keeping its strides; arrays of one deepcopy that shared memory share the copied memory."""
+    from ._storage import _owner
+    owner = _owner(a)
+    if not isinstance(a, np.ndarray) or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return a.copy(order="K")
+    new = memo.get(id(owner))
+    if new is None:
+        new = memo[id(owner)] = owner.copy(order="K")
+        memo.setdefault(id(memo), []).append(owner)  # keeps ``owner`` alive, so its id is not reused
+    if a is owner:
+        return new
+    return np.ndarray(a.shape, a.dtype, buffer=new.ravel(order="K"), offset=_address(a) - _address(owner),
+                      strides=a.strides)
 
 
 def _rebuild(data, dtype_name, dev, requires_grad):

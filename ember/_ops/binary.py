@@ -4,6 +4,7 @@ __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide",
            "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "hypot", "xlogy", "copysign", "maximum",
            "minimum", "fmax", "fmin", "logaddexp", "logaddexp2", "heaviside", "ldexp", "nextafter",
            "gcd", "lcm"]
+import cmath
 import math
 
 import numpy as np
@@ -122,6 +123,13 @@ def _no_bool(xp, a, b, name):
         raise NotImplementedError(f"\"{name}_{'cpu' if xp is np else 'cuda'}\" not implemented for 'Bool'")
 
 
+def _float_kernel(xp, a, name):
+    """torch has no integer or bool kernel for ``name``: refuses ``a`` (the promoted operand) of such a dtype."""
+    if getattr(a, "dtype", None) is not None and a.dtype.kind in _INTEGRAL:
+        raise NotImplementedError(f"\"{name}_{'cpu' if xp is np else 'cuda'}\" not implemented for "
+                                  f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(a.dtype))}'")
+
+
 def _is_integral(a, b):
     return getattr(a, "dtype", None) is not None and a.dtype.kind in _INTEGRAL or \
         getattr(b, "dtype", None) is not None and b.dtype.kind in _INTEGRAL
@@ -136,7 +144,10 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.save_for_backward(cond)
-        return ctx.xp.where(cond, a, b)
+        try:
+            return ctx.xp.where(cond, a, b)
+        except ValueError as e:
+            raise shape_error(e, cond, a, b) from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -226,6 +237,8 @@ def _floor_divmod(xp, a, b):
 
 
 class DivFloor(Binary):
+    no_complex = NotImplementedError, "\"div_floor_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         integral = _is_integral(a, b)
@@ -250,6 +263,8 @@ class FloorDivide(DivFloor):
 
 
 class DivTrunc(DivFloor):
+    no_complex = NotImplementedError, "\"div_trunc_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         xp = ctx.xp
@@ -263,8 +278,14 @@ class DivTrunc(DivFloor):
 
 
 def _alpha(input, other, alpha):
-    if isinstance(alpha, float) and not _dtype.result_type(input, other).is_floating_point:
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, (bool, float, complex)):
+        rt = _dtype.result_type(input, other)
+        if alpha.__class__ is bool and rt is not _BOOL:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        if isinstance(alpha, (float, complex)) and not (rt.is_floating_point or rt.is_complex):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        if isinstance(alpha, complex) and not rt.is_complex:
+            raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     if (other.__class__ is bool or getattr(other, "dtype", None) is _BOOL) and \
             _dtype.result_type(input, other) is _BOOL:  # torch computes in bool: alpha counts as bool(alpha)
         return other * bool(alpha) if isinstance(other, Tensor) else bool(other and alpha)
@@ -279,7 +300,7 @@ def add(input, other, *, alpha=1, out=None):
         >>> ember.add(ember.tensor([1, 2]), 0.5)
         tensor([1.5000, 2.5000])
     """
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
         other = _alpha(input, other, alpha)
     elif other.__class__ is float:
         input, other = half_scalar(input, other)
@@ -306,7 +327,7 @@ def sub(input, other, *, alpha=1, out=None):
     if getattr(input, "dtype", None) is _BOOL or getattr(other, "dtype", None) is _BOOL or \
             input.__class__ is bool or other.__class__ is bool:
         _check_bool_sub(input, other)
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
         other = _alpha(input, other, alpha)
     elif input.__class__ is float or other.__class__ is float:
         input, other = half_scalar(input, other)
@@ -367,6 +388,8 @@ floor_divide = public(FloorDivide, "floor_divide",
 
 # -- remainder, fmod ------------------------------------------------------------------------------------------------
 class Remainder(Binary):
+    no_complex = NotImplementedError, "\"remainder_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         integral = _is_integral(a, b)
@@ -385,6 +408,8 @@ class Remainder(Binary):
 
 
 class Fmod(Binary):
+    no_complex = NotImplementedError, "\"fmod_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         integral = _is_integral(a, b)
@@ -449,11 +474,14 @@ class Pow(Binary):
             else:
                 ga = _where(b == 0, 0.0, grad * (b * a.pow(b - 1)))
         if ctx.needs_input_grad[1]:
+            # 0 ** b has zero gradient for real b >= 0 (a complex b's imaginary part must be 0)
+            nonneg = (b.real >= 0) & (b.imag == 0) if b.dtype.is_complex else b >= 0
             if isinstance(a, Tensor):
-                gb = grad * _where((a == 0) & (b >= 0), 0.0, y * a.log())
+                gb = grad * _where((a == 0) & nonneg, 0.0, y * a.log())
             else:  # a Python number base
-                log_a = math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
-                gb = grad * (_where(b >= 0, 0.0, y * log_a) if a == 0 else y * log_a)
+                log_a = -math.inf if a == 0 else cmath.log(a) if isinstance(a, complex) else \
+                    math.log(a) if a > 0 else math.nan
+                gb = grad * (_where(nonneg, 0.0, y * log_a) if a == 0 else y * log_a)
         return ga, gb
 
 
@@ -497,6 +525,8 @@ def _float_power_(self, exponent):
 
 # -- atan2, hypot, xlogy, copysign ----------------------------------------------------------------------------------
 class Atan2(Binary):
+    no_complex = NotImplementedError, "\"atan2_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         a, b = _floats(a, b)
@@ -512,11 +542,13 @@ class Atan2(Binary):
                 grad * -a * recip if ctx.needs_input_grad[1] else None)
 
 
-atan2 = arctan2 = public(Atan2, "atan2",
-                         "The angle of the point ``(other, input)``: ``atan(input / other)`` in its quadrant.")
+atan2 = arctan2 = public_tensors(Atan2, "atan2",
+                                 "The angle of the point ``(other, input)``: ``atan(input / other)`` in its quadrant.")
 
 
 class Hypot(Binary):
+    no_complex = NotImplementedError, "\"hypot_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         dt = (a if hasattr(a, "dtype") else b).dtype  # the promoted dtype
@@ -539,6 +571,7 @@ hypot = public(Hypot, "hypot", "``sqrt(input ** 2 + other ** 2)`` without interm
 
 class Xlogy(Binary):
     """``a * log(b + shift)`` (``shift`` 0: xlogy; 1: xlog1py), 0 where ``a`` is 0 and ``b`` is not NaN."""
+    no_complex = NotImplementedError, "\"xlogy_cpu\" not implemented for '{}'"
     log, shift = "log", 0
 
     @classmethod
@@ -565,6 +598,8 @@ xlogy = public(Xlogy, "xlogy",
 
 
 class Copysign(Binary):
+    no_complex = NotImplementedError, "\"copysign_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, a, b):
         a, b = _floats(a, b)
@@ -584,6 +619,7 @@ copysign = public(Copysign, "copysign", "The magnitude of ``input`` with the sig
 
 # -- maximum, minimum, fmax, fmin -----------------------------------------------------------------------------------
 class Maximum(Binary):
+    no_complex = RuntimeError, "maximum not implemented for complex tensors."
     half_in_float32 = False  # exact in any dtype
     ufunc, is_max = "maximum", True
 
@@ -603,10 +639,12 @@ class Maximum(Binary):
 
 class Minimum(Maximum):
     ufunc, is_max = "minimum", False
+    no_complex = RuntimeError, "minimum not implemented for complex tensors."
 
 
 class Fmax(Maximum):
     ufunc = "fmax"
+    no_complex = RuntimeError, "fmax not implemented for complex tensors."
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -619,6 +657,7 @@ class Fmax(Maximum):
 
 class Fmin(Fmax):
     ufunc, is_max = "fmin", False
+    no_complex = RuntimeError, "fmin not implemented for complex tensors."
 
 
 maximum = public_tensors(Maximum, "maximum", "The elementwise maximum; NaN if either input is NaN.")
@@ -633,7 +672,7 @@ class Logaddexp(Binary):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        a, b = _floats(a, b)
+        _float_kernel(ctx.xp, a, cls.ufunc)
         ctx.save_for_backward(a, b)
         return ufunc2(getattr(ctx.xp, cls.ufunc), a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
 
@@ -648,11 +687,12 @@ class Logaddexp2(Logaddexp):
     ufunc, base = "logaddexp2", 2.0
 
 
-logaddexp = public(Logaddexp, "logaddexp", "``log(exp(input) + exp(other))`` without overflow.")
-logaddexp2 = public(Logaddexp2, "logaddexp2", "``log2(2 ** input + 2 ** other)`` without overflow.")
+logaddexp = public_tensors(Logaddexp, "logaddexp", "``log(exp(input) + exp(other))`` without overflow.")
+logaddexp2 = public_tensors(Logaddexp2, "logaddexp2", "``log2(2 ** input + 2 ** other)`` without overflow.")
 
 
 class Heaviside(Binary):
+    no_complex = RuntimeError, "heaviside is not yet implemented for complex tensors."
     half_in_float32 = False
 
     @staticmethod
@@ -664,7 +704,14 @@ class Heaviside(Binary):
         raise RuntimeError("derivative for aten::heaviside is not implemented")
 
 
-heaviside = public(Heaviside, "heaviside", "The step function: 0 below 0, 1 above, ``values`` at 0.")
+_heaviside = public_tensors(Heaviside, "heaviside", "")
+
+
+def heaviside(input, values, *, out=None):
+    """The step function: 0 below 0, 1 above, ``values`` at 0."""
+    if isinstance(values, Tensor) and isinstance(input, Tensor) and values.dtype is not input.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _heaviside(input, values, out=out)
 
 
 def ldexp(input, other, *, out=None):
@@ -696,6 +743,7 @@ class Nextafter(Binary):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         xp = ctx.xp
+        _float_kernel(xp, a, "nextafter")
         if xp is np and a.dtype.itemsize >= 4:
             return ufunc2(np.nextafter, a, b)
         b = xp.asarray(b, dtype=a.dtype)

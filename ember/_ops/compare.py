@@ -16,10 +16,13 @@ from .binary import public, public_tensors, recover
 _SCALARS = (bool, int, float, complex)
 
 
-def _operator(fn):
-    """A comparison dunder: other operands (None, strings, lists) defer to Python (``==`` is then False)."""
+def _operator(fn, arrays=False):
+    """A comparison dunder: other operands (None, strings, lists) defer to Python (``==`` is then False); with
+    ``arrays``, NumPy arrays compare elementwise."""
     def method(self, other):
         if other.__class__ in _SCALARS or isinstance(other, (Tensor, Number)):
+            return fn(self, other)
+        if arrays and isinstance(other, np.ndarray):
             return fn(self, other)
         return NotImplemented
     method.__name__ = fn.__name__
@@ -70,18 +73,22 @@ class Ne(Compare):
 
 class Lt(Compare):
     ufunc = "less"
+    no_complex = NotImplementedError, "\"lt_cpu\" not implemented for '{}'"
 
 
 class Le(Compare):
     ufunc = "less_equal"
+    no_complex = NotImplementedError, "\"le_cpu\" not implemented for '{}'"
 
 
 class Gt(Compare):
     ufunc = "greater"
+    no_complex = NotImplementedError, "\"gt_cpu\" not implemented for '{}'"
 
 
 class Ge(Compare):
     ufunc = "greater_equal"
+    no_complex = NotImplementedError, "\"ge_cpu\" not implemented for '{}'"
 
 
 eq = public(Eq, "eq", "``input == other`` elementwise (a bool tensor).")
@@ -142,6 +149,7 @@ def equal(input, other):
 
 class IsIn(Function):
     promote = True  # compared in the promoted dtype, as eq
+    no_complex = RuntimeError, "Unsupported input type encountered for isin(): {}"
 
     @staticmethod
     def forward(ctx, elements, test, invert):
@@ -188,10 +196,12 @@ class IsInf(Predicate):
 
 
 class IsPosInf(Predicate):
+    no_complex = RuntimeError, "isposinf does not support complex inputs."
     test = staticmethod(lambda xp, x: x == xp.inf if _floating(x) else xp.zeros(x.shape, bool))
 
 
 class IsNegInf(Predicate):
+    no_complex = RuntimeError, "isneginf does not support complex inputs."
     test = staticmethod(lambda xp, x: x == -xp.inf if _floating(x) else xp.zeros(x.shape, bool))
 
 
@@ -204,6 +214,7 @@ class IsReal(Predicate):
 
 
 class Signbit(Predicate):
+    no_complex = NotImplementedError, "signbit is not implemented for complex tensors."
     test = staticmethod(lambda xp, x: xp.signbit(x) if _floating(x) else x < 0)  # -0.0 has its sign bit set
 
 
@@ -332,7 +343,7 @@ _METHODS = {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "greater
             "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift}
 register(isclose, allclose, equal, isnan, isinf, isposinf, isneginf, isfinite, isreal, signbit,
          **_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
-         __eq__=_operator(eq), __ne__=_operator(ne), __lt__=_operator(lt), __le__=_operator(le),
+         __eq__=_operator(eq, arrays=True), __ne__=_operator(ne), __lt__=_operator(lt), __le__=_operator(le),
          __gt__=_operator(gt), __ge__=_operator(ge),
          __and__=bitwise_and, __rand__=bitwise_and, __or__=bitwise_or, __ror__=bitwise_or,
          __xor__=bitwise_xor, __rxor__=bitwise_xor, __invert__=_invert,

@@ -315,6 +315,11 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 # -- frequencies and shifts -----------------------------------------------------------------------------------------
+def _freq_dtype(name, dtype):
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+
+
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of an :func:`fft` of ``n`` points with sample spacing ``d``.
 
@@ -323,6 +328,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
         >>> ember.fft.fftfreq(4)
         tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
+    _freq_dtype("fftfreq", dtype)
     k = arange(n, dtype=dtype or _dtype.get_default_dtype(), device=device)
     k[(n + 1) // 2:] = arange(-(n // 2), 0, dtype=k.dtype, device=device)
     return write_out((k * (1.0 / (n * d))).requires_grad_(requires_grad), out)
@@ -330,6 +336,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of an :func:`rfft` of ``n`` points with sample spacing ``d``."""
+    _freq_dtype("rfftfreq", dtype)
     k = arange(n // 2 + 1, dtype=dtype or _dtype.get_default_dtype(), device=device)
     return write_out((k * (1.0 / (n * d))).requires_grad_(requires_grad), out)
 

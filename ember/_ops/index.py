@@ -467,6 +467,9 @@ def where(condition, input=None, other=None, *, out=None):
         if isinstance(t, Tensor):
             shape = broadcast_pair(shape, tuple(t.shape))
     dt = _dtype.result_type(input, other)
+    for x in (input, other):
+        if x.__class__ is int and dt._kind in "iu":  # torch refuses to wrap a number into the tensors' dtype
+            check_fill(x, dt)
     a = input.to(dt) if isinstance(input, Tensor) else input
     b = other.to(dt) if isinstance(other, Tensor) else other
     return write_out(Where.apply(condition, a, b, dtype=dt), out)

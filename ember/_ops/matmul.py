@@ -19,10 +19,12 @@ from .view import broadcast_pair, reshape
 
 _SCALAR = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
            "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+           "uint64": "UInt64"}
 _CPP = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
         "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-        "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+        "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+        "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def scalar_name(dtype):
@@ -102,7 +104,7 @@ def _matmul_check(a, b):
     da, db = len(sa), len(sb)
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
-    if a.dtype is _dtype.bool:
+    if a.dtype is _dtype.bool and b.dtype is _dtype.bool:  # mixed dtypes report the mismatch below
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     if da == 1 and db == 1:
         if a.dtype is not b.dtype:

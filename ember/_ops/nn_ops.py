@@ -39,6 +39,11 @@ def check_float(x, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(dt)}\'')
 
 
+def no_complex_kernel(kernel):
+    """``Function.no_complex`` for an op whose torch kernel ``kernel`` has no complex version."""
+    return NotImplementedError, f'"{kernel}" not implemented for \'{{}}\''
+
+
 class _Raw:
     """The functions the activation formulas use, on arrays of one array module."""
     _cache = {}
@@ -117,6 +122,8 @@ class _Piecewise(Function):
 
 
 class Relu(_Piecewise):
+    no_complex = NotImplementedError, "clamp is not supported for complex types"
+
     @staticmethod
     def forward(ctx, x):
         y = ctx.xp.maximum(x, x.dtype.type(0))
@@ -127,6 +134,8 @@ class Relu(_Piecewise):
 
 
 class Hardtanh(_Piecewise):
+    no_complex = NotImplementedError, "clamp is not supported for complex types"
+
     @staticmethod
     def forward(ctx, x, lo, hi):
         y = ctx.xp.clip(x, lo, hi).astype(x.dtype, copy=False)
@@ -137,6 +146,8 @@ class Hardtanh(_Piecewise):
 
 
 class Threshold(_Piecewise):
+    no_complex = no_complex_kernel("threshold_cpu")
+
     @staticmethod
     def forward(ctx, x, threshold, value):
         low = x <= threshold
@@ -148,6 +159,8 @@ class Threshold(_Piecewise):
 
 
 class LeakyRelu(_Piecewise):
+    no_complex = no_complex_kernel("leaky_relu_cpu")
+
     @staticmethod
     def forward(ctx, x, slope):
         check_float(x, "leaky_relu_cpu")
@@ -174,7 +187,38 @@ class RreluNoise(_Piecewise):
         return y
 
 
+class PreluKernel(Function):
+    """``x`` where positive, ``weight * x`` elsewhere (``weight`` broadcasts to ``x``). The input gradient is
+    ``MaskedScale``'s (joining the graph of a create_graph backward) plus the weight's share, linear in ``weight``."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        check_float(x, "prelu_cpu")
+        if x.dtype != weight.dtype:
+            raise RuntimeError(f"prelu: Type promoting not supported. Got {_tname(x.dtype)} and "
+                               f"{_tname(weight.dtype)}")
+        pos = x > 0
+        ctx.mask = pos
+        ctx.save_for_backward(x, weight)
+        return ctx.xp.where(pos, x, weight * x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        neg = x <= 0
+        gx = gw = None
+        if ctx.needs_input_grad[0]:
+            joined = (x,) if grad_enabled() else ()
+            gx = MaskedScale.apply(grad, *joined, mask=ctx.mask, pos=1, neg=0) + _where(neg, grad * weight, 0.0)
+        if ctx.needs_input_grad[1]:
+            gw = _where(neg, grad * x, 0.0)
+        return gx, gw
+
+
 class Hardshrink(_Piecewise):
+    no_complex = no_complex_kernel("hardshrink_cpu")
+
     @staticmethod
     def forward(ctx, x, lambd):
         check_float(x, "hardshrink_cpu")
@@ -187,6 +231,8 @@ class Hardshrink(_Piecewise):
 
 
 class Softshrink(_Piecewise):
+    no_complex = no_complex_kernel("softshrink_check")
+
     @staticmethod
     def forward(ctx, x, lambd):
         check_float(x, "softshrink_check")
@@ -198,6 +244,8 @@ class Softshrink(_Piecewise):
 
 
 class Hardsigmoid(_Piecewise):
+    no_complex = no_complex_kernel("hardsigmoid_cpu")
+
     @staticmethod
     def forward(ctx, x):
         check_float(x, "hardsigmoid_cpu")
@@ -205,6 +253,7 @@ class Hardsigmoid(_Piecewise):
         y /= 6
         if ctx.needs_input_grad[0]:
             ctx.mask, ctx.pos, ctx.neg = (x > -3) & (x < 3), _SIXTH, 0
+            ctx.save_for_backward(x)
         return y
 
 
@@ -315,6 +364,7 @@ def _gelu_f32_numpy(x, out):
 class Gelu(_Smooth):
     """``x * Phi(x)``; ``a = Phi(x)``."""
     kernel = "GeluKernelImpl"
+    no_complex = no_complex_kernel(kernel)
 
     @classmethod
     def raw(cls, m, x, out):
@@ -342,6 +392,7 @@ class Gelu(_Smooth):
 class GeluTanh(_Smooth):
     """``0.5 * x * (1 + tanh(K * (x + C * x^3)))``; ``a`` is the tanh."""
     kernel = "GeluKernelImpl"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x):
@@ -393,6 +444,7 @@ def _softplus(m, x):
 class Mish(_Smooth):
     """``x * tanh(softplus(x))``; ``a`` is the tanh."""
     kernel = "mish_cpu"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x):
@@ -416,6 +468,7 @@ class Elu(_Smooth):
     """elu, selu and celu: ``scale * x`` above 0, ``scale * alpha * (exp(x * input_scale) - 1)`` below;
     ``a = expm1(min(x, 0) * input_scale)``."""
     kernel = "elu_cpu"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x, alpha, scale, input_scale):
@@ -438,6 +491,7 @@ class Elu(_Smooth):
 class Softplus(_Smooth):
     """``log1p(exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``; ``a = exp(beta * x)``."""
     kernel = "softplus_cpu"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x, beta, threshold):
@@ -460,6 +514,7 @@ class Softplus(_Smooth):
 class LogSigmoid(_Smooth):
     """``min(x, 0) - log1p(exp(-|x|))``; ``a = exp(-|x|)``."""
     kernel = "log_sigmoid_cpu"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x):
@@ -481,6 +536,7 @@ class LogSigmoid(_Smooth):
 class Hardswish(_Smooth):
     """``x * clip(x + 3, 0, 6) / 6``; ``a`` is the clip."""
     kernel = "hardswish_cpu"
+    no_complex = no_complex_kernel(kernel)
 
     @staticmethod
     def aux(m, x):

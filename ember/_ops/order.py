@@ -80,6 +80,16 @@ def _check_full(name, input):
                            "reduction dim with the 'dim' argument.")
 
 
+def _no_complex(input, kernel):
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
+
+
+def _no_complex_dim(name, input):
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{name}(): does not support complex input")
+
+
 # -- values only: amax/amin, max()/min()/median() over everything ------------------------------------------------------
 class Extreme(Function):
     """The value ``pick`` selects over ``dims``; the gradient is split evenly among the elements equal to it."""
@@ -131,6 +141,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 
 
 def _extreme(name, input, dim, keepdim, pick):
+    _no_complex(input, f"{name[1:]}_values_cpu")
     dims = _dims(dim, input.ndim)
     if dim is None or type(dim) in (tuple, list) and not dim:
         _check_full(name, input)
@@ -139,7 +150,7 @@ def _extreme(name, input, dim, keepdim, pick):
 
 
 @numpy_aliases
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` of ``input`` over ``dim`` (everything when None) as a named tuple.
 
     Example::
@@ -149,13 +160,15 @@ def aminmax(input, *, dim=None, keepdim=False):
         min=tensor(1.),
         max=tensor(3.))
     """
+    _no_complex(input, "aminmax_cpu")
     if dim is None and input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
     dims = _dims(dim, input.ndim)
     _check_dims("aminmax", input, dims, sep="")
-    return return_types.aminmax(Extreme.apply(input, dims=dims, keepdim=keepdim, pick=_amin, nan_aware=False),
-                                Extreme.apply(input, dims=dims, keepdim=keepdim, pick=_amax, nan_aware=False))
+    return _write_pair(return_types.aminmax(
+        Extreme.apply(input, dims=dims, keepdim=keepdim, pick=_amin, nan_aware=False),
+        Extreme.apply(input, dims=dims, keepdim=keepdim, pick=_amax, nan_aware=False)), out)
 
 
 # -- values and indices along one dim ---------------------------------------------------------------------------------
@@ -193,6 +206,15 @@ def _argmin(xp, x, dim):
     return reduction.argmin(x, dim, True)
 
 
+def _write_pair(result, out):
+    """The ``(values, indices)`` pair, copied into ``out`` (a pair of tensors) when given."""
+    if out is None:
+        return result
+    write_out(result[0], out[0])
+    write_out(result[1], out[1])
+    return type(result)(*out)
+
+
 def _select(name, input, dim, keepdim, pick, result):
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
@@ -203,24 +225,27 @@ def _select(name, input, dim, keepdim, pick, result):
     return result(*SelectAlong.apply(input, dim=d, keepdim=keepdim, pick=pick))
 
 
-def _max_or_min(name, input, dim, keepdim, other, pick, result):
+def _max_or_min(name, input, dim, keepdim, other, pick, result, out):
     if other is None and isinstance(dim, Tensor):
         other = dim
     if other is not None:
         from .. import maximum, minimum
-        return (maximum if name == "max" else minimum)(input, other)
+        return write_out((maximum if name == "max" else minimum)(input, other), out)
     if dim is None:
         if keepdim:
             raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, keepdim=bool), "
                             f"but expected one of: (Tensor input), (Tensor input, Tensor other), "
                             f"(Tensor input, int dim, bool keepdim = False)")
+        _no_complex(input, f"{name}_all")
         _check_full(name, input)
-        return Extreme.apply(input, dims=tuple(range(input.ndim)), keepdim=False, pick=pick, nan_aware=True)
-    return _select(name, input, dim, keepdim, _argmax if name == "max" else _argmin, result)
+        return write_out(Extreme.apply(input, dims=tuple(range(input.ndim)), keepdim=False, pick=pick,
+                                       nan_aware=True), out)
+    _no_complex_dim(name, input)
+    return _write_pair(_select(name, input, dim, keepdim, _argmax if name == "max" else _argmin, result), out)
 
 
 @numpy_aliases
-def max(input, dim=None, keepdim=False, *, other=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """The maximum of all elements; with ``dim``, ``(values, indices)`` along it; with a tensor, :func:`maximum`.
 
     Example::
@@ -230,13 +255,13 @@ def max(input, dim=None, keepdim=False, *, other=None):
         values=tensor([5., 3.]),
         indices=tensor([1, 0]))
     """
-    return _max_or_min("max", input, dim, keepdim, other, _amax, return_types.max)
+    return _max_or_min("max", input, dim, keepdim, other, _amax, return_types.max, out)
 
 
 @numpy_aliases
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """The minimum of all elements; with ``dim``, ``(values, indices)`` along it; with a tensor, :func:`minimum`."""
-    return _max_or_min("min", input, dim, keepdim, other, _amin, return_types.min)
+    return _max_or_min("min", input, dim, keepdim, other, _amin, return_types.min, out)
 
 
 class ArgExtreme(Function):
@@ -255,6 +280,7 @@ class ArgExtreme(Function):
 def _arg(name, input, dim, keepdim, largest):
     if input.dtype is _dtype.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
+    _no_complex_dim(name, input)
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -319,8 +345,11 @@ def _median_value(ignore_nan):
 _PICK_MEDIAN, _PICK_NANMEDIAN = _median_value(False), _median_value(True)
 
 
-def _median_op(name, input, dim, keepdim, ignore_nan, result):
+def _median_op(name, input, dim, keepdim, ignore_nan, result, out):
+    if dim is None and (out is not None or keepdim):
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     boolean = input.dtype is _dtype.bool
+    _no_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if boolean and input.numel():
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
@@ -333,7 +362,7 @@ def _median_op(name, input, dim, keepdim, ignore_nan, result):
 
 
 @numpy_aliases
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, out=None):
     """The lower median of all elements (NaN if any is NaN); with ``dim``, ``(values, indices)`` along it.
 
     Example::
@@ -341,13 +370,13 @@ def median(input, dim=None, keepdim=False):
         >>> ember.tensor([4., 1., 3., 2.]).median()
         tensor(2.)
     """
-    return _median_op("median", input, dim, keepdim, False, return_types.median)
+    return _write_pair(_median_op("median", input, dim, keepdim, False, return_types.median, out), out)
 
 
 @numpy_aliases
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """:func:`median` ignoring NaNs (NaN only where every element is NaN)."""
-    return _median_op("nanmedian", input, dim, keepdim, True, return_types.nanmedian)
+    return _write_pair(_median_op("nanmedian", input, dim, keepdim, True, return_types.nanmedian, out), out)
 
 
 def _mode(xp, x, dim):
@@ -367,7 +396,7 @@ def _mode(xp, x, dim):
 
 
 @numpy_aliases
-def mode(input, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False, *, out=None):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest if several) and its last index.
 
     Example::
@@ -377,7 +406,8 @@ def mode(input, dim=-1, keepdim=False):
         values=tensor(1),
         indices=tensor(2))
     """
-    return _select("mode", input, dim, keepdim, _mode, return_types.mode)
+    _no_complex(input, "mode_cpu")
+    return _write_pair(_select("mode", input, dim, keepdim, _mode, return_types.mode), out)
 
 
 # -- quantile ---------------------------------------------------------------------------------------------------------
@@ -479,6 +509,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
                            f"but got {interpolation}")
     if input.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
+    if input.numel() > 1 << 24:
+        raise RuntimeError("quantile() input tensor is too large")
     if dim is not None:
         dim = wrap_dim(dim, input.ndim) if input.ndim else None
     return Quantile.apply(input, q, dim=dim, keepdim=keepdim, interpolation=interpolation, ignore_nan=ignore_nan)

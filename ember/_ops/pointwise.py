@@ -5,12 +5,15 @@ from .. import _dtype
 from .._kernels.elementwise import binary as ufunc2
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
+from ..autograd.grad_mode import grad_enabled
 from .binary import _where, add, div, mul, recover, shape_error
+from .index import _TYPE_NAMES
 
 
 class Clamp(Function):
     promote = True
     half_in_float32 = True
+    no_complex = NotImplementedError, "clamp is not supported for complex types"
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -44,6 +47,10 @@ def clamp(input, min=None, max=None, *, out=None):
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if getattr(input, "dtype", None) is _dtype.bool and not isinstance(min, Tensor) and \
+            not isinstance(max, Tensor) and _dtype.result_type(input, min, max) is _dtype.bool:
+        name = "clamp" if min is not None and max is not None else "clamp_min" if max is None else "clamp_max"
+        raise NotImplementedError(f"\"{name}_scalar_cpu\" not implemented for 'Bool'")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {type(min).__name__}, "
                         f"{type(max).__name__}): min and max must both be Tensors or both be Numbers")
@@ -93,6 +100,10 @@ class Lerp(Function):
 def lerp(input, end, weight, *, out=None):
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` a number or a tensor."""
     dt = getattr(input, "dtype", None)
+    for name, t in (("end", end), ("weight", weight if getattr(weight, "ndim", 0) else None)):
+        if dt is not None and getattr(t, "dtype", dt) is not dt:  # no promotion: a 0-d weight acts as a number
+            raise RuntimeError(f"expected dtype {_TYPE_NAMES.get(dt.name, dt.name)} for `{name}` but got dtype "
+                               f"{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)}")
     if dt is not None and not (dt.is_floating_point or dt.is_complex) and getattr(end, "dtype", None) is dt and \
             getattr(weight, "dtype", dt) is dt:  # torch has no integer or bool lerp kernel
         raise NotImplementedError(f"\"lerp_kernel_{'tensor' if hasattr(weight, 'dtype') else 'scalar'}\" not "
@@ -104,13 +115,24 @@ def lerp(input, end, weight, *, out=None):
     return r if out is None else write_out(r, out)
 
 
+def _tensors(name, tensor1, tensor2):
+    for pos, (arg, x) in enumerate((("tensor1", tensor1), ("tensor2", tensor2)), 2):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
+    _tensors("addcmul", tensor1, tensor2)
     dt = _dtype.result_type(input, tensor1, tensor2)
-    if value != 1 and not (dt.is_floating_point or dt.is_complex):
-        value = int(value)  # the multiplier takes no part in type promotion
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    if value != 1:  # the multiplier takes no part in type promotion
+        if not (dt.is_floating_point or dt.is_complex):
+            value = int(value)
+        tensor1 = mul(tensor1 if tensor1.dtype is dt else tensor1.to(dt), value)
     try:
-        r = add(input, mul(tensor1 if value == 1 else mul(tensor1, value), tensor2))
+        r = add(input, mul(tensor1, tensor2))
     except RuntimeError as e:  # report the shapes in torch's order
         raise shape_error(e, input, tensor1, tensor2) from None
     return r if out is None else write_out(r, out)
@@ -118,7 +140,9 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2`` (floating point only)."""
-    if not _dtype.result_type(tensor1, tensor2).is_floating_point:
+    _tensors("addcdiv", tensor1, tensor2)
+    rt = _dtype.result_type(tensor1, tensor2)
+    if not (rt.is_floating_point or rt.is_complex):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
@@ -137,7 +161,7 @@ class NanToNum(Function):
     def forward(ctx, x, nan, posinf, neginf):
         xp = ctx.xp
         dt = x.dtype
-        if dt.kind not in "fV":
+        if dt.kind not in "fVc":
             return x.copy()
         ctx.save_for_backward(x)
         info = _dtype.finfo(_dtype.from_numpy_dtype(dt))  # the limits of the tensor's own dtype
@@ -154,7 +178,9 @@ class NanToNum(Function):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replaces NaN with ``nan``, +inf with ``posinf`` and -inf with ``neginf`` (default: the dtype's largest
-    and smallest finite values)."""
+    and smallest finite values; for complex inputs, of the real and imaginary parts each)."""
+    if input.dtype.is_complex and input.requires_grad and grad_enabled():
+        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype.")
     r = NanToNum.apply(input, nan=nan, posinf=posinf, neginf=neginf)
     return r if out is None else write_out(r, out)
 

@@ -180,9 +180,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keep
     return r if out is None else write_out(r, out)
 
 
+def _nansum_input(input):
+    if input.dtype.is_complex and input.device.type == "cpu":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+
+
 @numpy_aliases
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` treating NaN as zero."""
+    _nansum_input(input)
     dims = _dims(dim, input.ndim)
     if out is not None and dtype is None:
         dtype = out.dtype
@@ -225,6 +231,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_tname(input.dtype)}")
+    _nansum_input(input)
     x = _mean_input("nanmean", input, dtype)
     return write_out(Sum.apply(x, dims=_dims(dim, x.ndim), keepdim=keepdim, nan=True, mean=True), out)
 
@@ -344,6 +351,14 @@ def _var_args(name, input, dim, unbiased, correction):
                 full=dim is None or input.ndim == 0)
 
 
+def _var(input, keepdim, sqrt, args):
+    if input.dtype.is_complex:  # the variance of |x - mean|: the real part's plus the imaginary part's
+        v = Var.apply(input.real, keepdim=keepdim, sqrt=False, **args) + \
+            Var.apply(input.imag, keepdim=keepdim, sqrt=False, **args)
+        return v.sqrt() if sqrt else v
+    return Var.apply(input, keepdim=keepdim, sqrt=sqrt, **args)
+
+
 @numpy_aliases
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0).
@@ -354,21 +369,21 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
         tensor(1.6667)
     """
     args = _var_args("var", input, dim, unbiased, correction)
-    return write_out(Var.apply(input, keepdim=keepdim, sqrt=False, **args), out)
+    return write_out(_var(input, keepdim, False, args), out)
 
 
 @numpy_aliases
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation over ``dim`` with Bessel's ``correction`` (see :func:`var`)."""
     args = _var_args("std", input, dim, unbiased, correction)
-    return write_out(Var.apply(input, keepdim=keepdim, sqrt=True, **args), out)
+    return write_out(_var(input, keepdim, True, args), out)
 
 
 @numpy_aliases
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, dim), mean(input, dim))``."""
     args = _var_args("var_mean", input, dim, unbiased, correction)
-    return (Var.apply(input, keepdim=keepdim, sqrt=False, **args),
+    return (_var(input, keepdim, False, args),
             Sum.apply(input, dims=args["dims"], keepdim=keepdim, mean=True))
 
 
@@ -376,7 +391,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, dim), mean(input, dim))``."""
     args = _var_args("std_mean", input, dim, unbiased, correction)
-    return (Var.apply(input, keepdim=keepdim, sqrt=True, **args),
+    return (_var(input, keepdim, True, args),
             Sum.apply(input, dims=args["dims"], keepdim=keepdim, mean=True))
 
 
@@ -395,7 +410,7 @@ class VectorNorm(Function):
             elif ord == -math.inf:
                 y = reduction.amin(a, dims, keepdim)
             elif ord == 0:
-                y = xp.sum(a != 0, axis=dims, keepdims=keepdim, dtype=x.dtype)
+                y = xp.sum(a != 0, axis=dims, keepdims=keepdim, dtype=a.dtype)
             elif ord == 1:
                 y = reduction.sum(a, dims, keepdim)
             elif ord == 2:
@@ -414,7 +429,7 @@ class VectorNorm(Function):
         xp = array_module(x.device)
         g = _restore(grad, ctx.in_shape, ctx.dims, ctx.keepdim)
         y = _restore(y, ctx.in_shape, ctx.dims, ctx.keepdim)
-        sgn = _const(x, xp.sign(x._data))
+        sgn = x.sgn()  # differentiable (zero derivative for real x), so the gradient stays a function of x
         if p == 1:
             return g * sgn
         if p == 2:  # x / norm, zero where the norm is zero
@@ -422,9 +437,9 @@ class VectorNorm(Function):
         if math.isinf(p):  # split evenly among the elements that attain the norm (NaNs included)
             a = xp.abs(x._data)
             hit = (a == y._data) | xp.isnan(a)
-            return g * _const(x, sgn._data * hit / xp.sum(hit, axis=ctx.dims, keepdims=True))
+            return g * sgn * _const(x, hit / xp.sum(hit, axis=ctx.dims, keepdims=True))
         zero = _const(x, x._data == 0)
-        ax = x * sgn + zero  # |x|, with zeros replaced by one so that negative powers stay finite
+        ax = x.abs() + zero  # |x|, with zeros replaced by one so that negative powers stay finite
         if p < 1:
             return sgn * ax ** (p - 1) * g * y ** (1 - p)
         scaled = sgn * ax ** (p - 1) if p < 2 else x * ax ** (p - 2)
@@ -477,6 +492,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 # -- logsumexp --------------------------------------------------------------------------------------------------------
 class LogSumExp(Function):
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):

@@ -7,7 +7,7 @@ import ml_dtypes
 from .. import _dtype, return_types
 from .._tensor import inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
-from .order import SparseScatter, flat_index
+from .order import SparseScatter, _no_complex, _write_pair, flat_index
 from .reduce import _cast, _quiet, _sum_dtype, _tname, numpy_aliases
 from .shape import cat
 
@@ -171,7 +171,7 @@ class CumExtreme(Function):
 
 
 @numpy_aliases
-def cummax(input, dim):
+def cummax(input, dim, *, out=None):
     """``(values, indices)``: the running maximum along ``dim`` and where it was attained.
 
     Example::
@@ -181,13 +181,16 @@ def cummax(input, dim):
         values=tensor([1., 3., 3.]),
         indices=tensor([0, 1, 1]))
     """
-    return return_types.cummax(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=True))
+    _no_complex(input, "cummax_cpu")
+    return _write_pair(return_types.cummax(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=True)), out)
 
 
 @numpy_aliases
-def cummin(input, dim):
+def cummin(input, dim, *, out=None):
     """``(values, indices)``: the running minimum along ``dim`` and where it was attained."""
-    return return_types.cummin(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=False))
+    _no_complex(input, "cummin_cpu")
+    return _write_pair(return_types.cummin(*CumExtreme.apply(input, dim=wrap_dim(dim, input.ndim), largest=False)),
+                       out)
 
 
 class LogCumsumExp(Function):
@@ -247,6 +250,16 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input.ndim)
+    for t in (prepend, append):
+        if t is None:
+            continue
+        if t.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i, (m, k) in enumerate(zip(input.shape, t.shape)):
+            if i != d and m != k:
+                raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input "
+                                   f"except along the differencing dimension; input.size({i}) = {m}, but got "
+                                   f"tensor.size({i}) = {k}")
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):

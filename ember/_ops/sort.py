@@ -76,6 +76,11 @@ def _no_bool(t, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+def _no_complex(t, name):
+    if t.dtype.is_complex:
+        raise RuntimeError(f" {name} does not support complex dtypes on {t.device.type.upper()}")
+
+
 def _write_pair(result, out, cls):
     if out is None:
         return cls(*result)
@@ -118,6 +123,7 @@ def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
         indices=tensor([1, 2, 0]))
     """
     dim, descending = _sort_args("sort", args, dim, descending, stable)
+    _no_complex(input, "Sort")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     return _write_pair(Pick.apply(input, dim=d, descending=bool(descending), start=0, stop=n, keepdim=True), out,
@@ -143,6 +149,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         raise RuntimeError("selected index k out of range")
     if input.dtype is _dtype.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    _no_complex(input, "topk")
     return _write_pair(Pick.apply(input, dim=d, descending=bool(largest), start=0, stop=int(k), keepdim=True), out,
                        TopkResult)
 
@@ -156,6 +163,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     _no_bool(input, "kthvalue_cpu")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     return _write_pair(Pick.apply(input, dim=d, descending=False, start=int(k) - 1, stop=int(k),
                                   keepdim=bool(keepdim) or input.ndim == 0), out, KthvalueResult)
 
@@ -163,6 +172,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 class Unique(Function):
     """Distinct elements (or slices along ``dim``) as (values, inverse, counts); NaNs are all distinct, as torch."""
     half_in_float32 = True
+    no_complex = NotImplementedError, "\"unique\" not implemented for '{}'"
 
     @staticmethod
     def forward(ctx, x, dim, consecutive):
@@ -231,6 +241,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 class SearchSorted(Function):
     promote = True
     half_in_float32 = True
+    no_complex = NotImplementedError, "\"searchsorted_out_cpu\" not implemented for '{}'"
 
     @staticmethod
     def forward(ctx, seq, values, side, sorter, int32):
@@ -299,7 +310,7 @@ class BinCount(Function):
     def forward(ctx, x, weights, minlength):
         xp = ctx.xp
         n = max(int(x.max()) + 1 if x.size else 0, minlength)
-        if weights is None:
+        if weights is None or not x.size:  # no elements: int64 zeros, even with weights
             return xp.bincount(x, minlength=n).astype("int64")
         if weights.dtype != xp.float32:
             return xp.bincount(x, weights=weights.astype("float64"), minlength=n)
@@ -310,7 +321,8 @@ class BinCount(Function):
 
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least ``minlength``
-    counts); with ``weights``, their sums per value (float32 for float32 weights, else float64).
+    counts); with ``weights``, their sums per value (float32 for float32 weights, else float64; int64 zeros for an
+    empty ``input``).
 
     Example::
 
@@ -347,7 +359,7 @@ class Histc(Function):
         return counts
 
 
-def histc(input, bins=100, min=0, max=0):
+def histc(input, bins=100, min=0, max=0, *, out=None):
     """A histogram of ``input``: ``bins`` equal-width bins over [``min``, ``max``] (the data's range when both are
     0); elements outside are ignored, the last bin includes ``max``."""
     if not input.dtype.is_floating_point:
@@ -356,7 +368,7 @@ def histc(input, bins=100, min=0, max=0):
         raise RuntimeError("torch.histc: bins must be > 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    return Histc.apply(input, bins=bins, lo=float(min), hi=float(max))
+    return write_out(Histc.apply(input, bins=bins, lo=float(min), hi=float(max)), out)
 
 
 register(bincount, histc)

@@ -71,6 +71,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 class Erf(FloatUnary):
+    no_complex = NotImplementedError, "\"erf_vml_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -83,6 +85,8 @@ class Erf(FloatUnary):
 
 
 class Erfc(FloatUnary):
+    no_complex = NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -95,6 +99,8 @@ class Erfc(FloatUnary):
 
 
 class Erfinv(FloatUnary):
+    no_complex = NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).erfinv, x)
@@ -172,6 +178,8 @@ log_ndtr = _public(LogNdtr, "log_ndtr", "``log(ndtr(input))``, accurate in the l
 
 
 class Lgamma(FloatUnary):
+    no_complex = NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{}'"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -343,6 +351,7 @@ entr = _public(Entr, "entr", "The elementwise entropy ``-input * log(input)`` (0
 
 class Xlog1py(Xlogy):
     log, shift = "log1p", 1
+    no_complex = NotImplementedError, "\"xlog1py_cpu\" not implemented for '{}'"
 
 
 class Zeta(Binary):

@@ -8,6 +8,7 @@ from .._creation import linspace
 from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
+from .complex import complex
 from .matmul import matmul
 from .reduce import _tname
 
@@ -68,11 +69,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=2)
         norm = norm * 0
     xm = x - avg.unsqueeze(1)
-    return (matmul(xm, (xm if w is None else xm * w).t()) / norm).squeeze()
+    xw = xm if w is None else xm * w
+    return (matmul(xm, xw.t().conj() if xw.dtype.is_complex else xw.t()) / norm).squeeze()
 
 
 def corrcoef(input):
-    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to [-1, 1].
+    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to [-1, 1] (the real
+    and imaginary parts separately for complex input).
 
     Example::
 
@@ -83,8 +86,12 @@ def corrcoef(input):
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    std = c.diagonal().sqrt()
-    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+    d = c.diagonal()
+    std = (d.real if d.dtype.is_complex else d).sqrt()
+    c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if c.dtype.is_complex:
+        return complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
+    return c.clamp(-1, 1)
 
 
 class Histogram(Function):

@@ -9,7 +9,7 @@ import math
 from .. import _dtype
 from .._creation import zeros_like
 from .._kernels.elementwise import binary as ufunc2, unary as ufunc1
-from .._tensor import inplace, register, write_out
+from .._tensor import inplace, register, write_inplace, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
 
@@ -76,12 +76,18 @@ def _no_kernel(x, kernel, kinds="b"):
                                   f"'{_dtype.scalar_name(_dtype.from_numpy_dtype(x.dtype))}'")
 
 
+def cabs(xp, z):
+    """``|z|`` of a complex array, as ``hypot(re, im)``: correctly rounded, where NumPy's complex abs may be one ulp
+    off."""
+    return ufunc2(xp.hypot, z.real, z.imag)
+
+
 class Abs(Unary):
     @staticmethod
     def forward(ctx, x):
         _no_kernel(x, "abs_cpu")
         ctx.save_for_backward(x)
-        return ufunc1(ctx.xp.abs, x)
+        return ufunc1(ctx.xp.abs, x) if x.dtype.kind != "c" else cabs(ctx.xp, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -115,8 +121,12 @@ class Sgn(Unary):
     def forward(ctx, x):
         if x.dtype.kind != "c":
             return _sign(ctx.xp, x)
-        r = ctx.xp.abs(x)
-        y = ctx.xp.where(r == 0, 0, x / ctx.xp.where(r == 0, 1, r))
+        xp = ctx.xp
+        r = cabs(xp, x)
+        r = xp.where(r == 0, 1, r)
+        y = xp.empty_like(x)  # each part divided by |z|: a complex division would round differently
+        xp.divide(x.real, r, out=y.real)
+        xp.divide(x.imag, r, out=y.imag)
         ctx.save_for_backward(x, y)
         return y
 
@@ -150,6 +160,8 @@ def conj(input):
 
 # -- rounding -------------------------------------------------------------------------------------------------------
 class Floor(ZeroGrad):
+    no_complex = NotImplementedError, "floor is not supported for complex inputs"
+
     @staticmethod
     def forward(ctx, x):
         if x.dtype.kind in _INTEGRAL:
@@ -159,6 +171,8 @@ class Floor(ZeroGrad):
 
 
 class Ceil(ZeroGrad):
+    no_complex = NotImplementedError, "ceil is not supported for complex inputs"
+
     @staticmethod
     def forward(ctx, x):
         if x.dtype.kind in _INTEGRAL:
@@ -168,6 +182,8 @@ class Ceil(ZeroGrad):
 
 
 class Trunc(ZeroGrad):
+    no_complex = NotImplementedError, "trunc is not supported for complex inputs"
+
     @staticmethod
     def forward(ctx, x):
         if x.dtype.kind in _INTEGRAL:
@@ -182,6 +198,7 @@ class Round(ZeroGrad):
         if x.dtype.kind in _INTEGRAL:
             _no_kernel(x, "round_cpu" if decimals else "round_vml_cpu", _INTEGRAL if decimals else "b")
             return x.copy()
+        _no_kernel(x, "round_cpu" if decimals else "round_vml_cpu", "c")
         return ufunc1(ctx.xp.rint, x) if decimals == 0 else ctx.xp.round(x, decimals)  # halves round to even
 
 
@@ -205,7 +222,7 @@ def round(input, *, decimals=0, out=None):
 class Frac(Unary):
     @staticmethod
     def forward(ctx, x):
-        _no_kernel(x, "frac_cpu", _INTEGRAL)
+        _no_kernel(x, "frac_cpu", _INTEGRAL + "c")
         return ufunc2(ctx.xp.subtract, x, ufunc1(ctx.xp.trunc, x))
 
     @staticmethod
@@ -475,12 +492,16 @@ atanh = arctanh = _public(Atanh, "atanh", "The inverse hyperbolic tangent.")
 def deg2rad(input, *, out=None):
     """Degrees to radians."""
     from .binary import mul
+    if input.dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
     return mul(input, math.pi / 180, out=out)
 
 
 def rad2deg(input, *, out=None):
     """Radians to degrees."""
     from .binary import mul
+    if input.dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
     return mul(input, 180 / math.pi, out=out)
 
 
@@ -554,3 +575,13 @@ def frexp(input, *, out=None):
 
 register(frexp, positive, conj, **_METHODS, **{name + "_": inplace(fn) for name, fn in _METHODS.items()},
          __neg__=neg, __pos__=positive, __abs__=abs)
+
+
+def _abs_(self):
+    """In-place :func:`abs` (real dtypes only: a complex tensor cannot hold its real result)."""
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return write_inplace(self, abs)
+
+
+register(abs_=_abs_, absolute_=_abs_)

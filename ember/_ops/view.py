@@ -12,6 +12,7 @@ __all__ = ["expand", "broadcast_to", "broadcast_shapes", "broadcast_tensors", "e
            "permute", "t", "adjoint", "movedim", "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
            "diagonal", "as_strided", "clone", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d", "legacy_contiguous_format"]
+from .. import _dtype
 from .._tensor import Size, Tensor, register, wrap_dim
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
@@ -276,8 +277,19 @@ class ViewDtype(Function):
 
 
 def view_dtype(input, dtype):
-    if dtype.itemsize != input.dtype.itemsize and input.ndim and input.stride(-1) != 1:
-        raise RuntimeError("self.stride(-1) must be 1 to view with a different element size")
+    old, new = input.dtype.itemsize, dtype.itemsize
+    if new != old:
+        what = (f"to view {_dtype.scalar_name(input.dtype)} as {_dtype.scalar_name(dtype)} (different element "
+                f"sizes)")
+        if not input.ndim:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if input.stride(-1) != 1:
+            raise RuntimeError("self.stride(-1) must be 1 to view with a different element size")
+        if new > old:
+            ratio = new // old
+            for name, n in (("size(-1)", input.shape[-1]), ("storage_offset()", input.storage_offset())):
+                if n % ratio:
+                    raise RuntimeError(f"self.{name} must be divisible by {ratio} {what}, but got {n}")
     return ViewDtype.apply(input, dtype=dtype)
 
 

@@ -15,7 +15,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     dtype = _dtype.get_default_dtype() if dtype is None else dtype
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):  # complex ones fail in arange, as torch's
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:
         make = empty if window_length == 0 else ones

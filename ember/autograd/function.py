@@ -22,6 +22,7 @@ _F16, _BF16 = _dtype.float16, _dtype.bfloat16
 _HALVES = frozenset((_F16, _BF16))
 _INTEGERS = frozenset(d for d in _dtype.ALL if not (d.is_floating_point or d.is_complex))  # bool included
 _BARE = frozenset(d for d in _dtype.ALL if d._bare)  # uint16/32/64 and float8: checked against torch's kernels
+_COMPLEX = frozenset(d for d in _dtype.ALL if d.is_complex)
 _FLOAT32 = np.dtype(np.float32)
 _ndarray = np.ndarray
 _new = object.__new__
@@ -74,6 +75,9 @@ class Function:
     # backward multiplies the gradient by f'(z), written as for real z: for complex gradients the engine runs it on
     # conj(grad) and conjugates the result, which gives torch's grad * conj(f'(z))
     holomorphic = False
+    # where torch has no kernel for complex inputs: ``(exception type, message)``, ``{}`` in the message standing for
+    # the promoted dtype's name ('ComplexFloat'); apply raises it before forward runs
+    no_complex = None
 
     # Per-call state; class defaults keep apply's fast path free of stores.
     xp = np
@@ -228,6 +232,8 @@ def _dispatcher(cls):
     call binds no classmethod (a measurable share of a small op's cost); the class flags are read here, once."""
     cast_dtypes = (_HALVES if cls.half_in_float32 else frozenset()) | (_INTEGERS if cls.int_to_float else frozenset())
     cast_dtypes |= _BARE
+    if cls.no_complex is not None:
+        cast_dtypes |= _COMPLEX
     is_view = cls.is_view
 
     def apply(*inputs, **params):
@@ -354,6 +360,8 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
     None)."""
     if dt is None:
         return arrays, None
+    if dt.is_complex and cls.no_complex is not None:
+        _refuse_complex(cls, dt)
     if dt._bare:
         rt = _dtype.result_type(*inputs) if cls.promote and (mixed or scalars) else dt
         if rt._bare:
@@ -363,13 +371,17 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
                         for x, a in zip(inputs, arrays)], rt
     if cls.promote and (mixed or scalars and not _scalars_fit(inputs, dt)):
         rt = _dtype.result_type(*inputs)
+        if rt.is_complex and cls.no_complex is not None:
+            _refuse_complex(cls, rt)
         half = cls.half_in_float32 and (rt is _F16 or rt is _BF16)
         npdt = _FLOAT32 if half else rt.np
         return [(x._data if x._data.dtype == npdt else _astype(x, npdt)) if isinstance(x, Tensor) else x
                 for x in inputs], (rt if half else None)
     if cls.int_to_float and not (dt.is_floating_point or dt.is_complex):
-        npdt = _dtype._default[0].np
-        return [_astype(x, npdt) if isinstance(x, Tensor) else x for x in inputs], None
+        default = _dtype._default[0]
+        half = cls.half_in_float32 and (default is _F16 or default is _BF16)
+        npdt = _FLOAT32 if half else default.np
+        return [_astype(x, npdt) if isinstance(x, Tensor) else x for x in inputs], (default if half else None)
     back = None
     if cls.half_in_float32 and (mixed or dt is _F16 or dt is _BF16):
         for i, x in enumerate(inputs):
@@ -377,6 +389,12 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
                 back = back or x.dtype
                 arrays[i] = _astype(x, _FLOAT32)
     return arrays, back
+
+
+def _refuse_complex(cls, dt):
+    """Raises ``cls.no_complex`` for inputs of (or promoted to) the complex dtype ``dt``."""
+    exc, msg = cls.no_complex
+    raise exc(msg.format(_dtype.scalar_name(dt)))
 
 
 def _round_back(ctx, o, back):

@@ -44,7 +44,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        t = Tensor._make(self._data.copy() if not self.is_meta else self._data, self.dtype, self.device)
+        t = Tensor._make(self._data.copy(order="K") if not self.is_meta else self._data, self.dtype, self.device)
         result = type(self)(t, self._requires_grad)
         memo[id(self)] = result
         return result

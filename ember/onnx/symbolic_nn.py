@@ -331,6 +331,7 @@ register(nn_ops.Hardtanh)(_act(lambda g, x, dt, p: g.node("Clip", [x, g.scalar(p
 register(nn_ops.Threshold)(_act(lambda g, x, dt, p: g.node(
     "Where", [g.node("LessOrEqual", [x, g.scalar(p["threshold"], dt)]), g.scalar(p["value"], dt), x])))
 register(nn_ops.LeakyRelu)(_act(lambda g, x, dt, p: g.node("LeakyRelu", [x], alpha=float(p["slope"]))))
+register(nn_ops.PreluKernel)(lambda g, op: g.node("PRelu", [g.value(op.inputs[0]), g.value(op.inputs[1])]))
 register(nn_ops.Hardshrink)(_act(lambda g, x, dt, p: g.node("Shrink", [x], lambd=float(p["lambd"]), bias=0.0)))
 register(nn_ops.Softshrink)(_act(lambda g, x, dt, p: g.node("Shrink", [x], lambd=float(p["lambd"]),
                                                              bias=float(p["lambd"]))))

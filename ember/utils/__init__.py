@@ -1,11 +1,12 @@
 """Utilities: data loading (``ember.utils.data``), training checkpoints (``Checkpointer``), activation checkpointing
-(``ember.utils.checkpoint``), safetensors files (``ember.utils.safetensors``), nested containers (``_pytree``) and
-``model_zoo.load_url``."""
+(``ember.utils.checkpoint``), safetensors files (``ember.utils.safetensors``), nested containers (``_pytree``),
+``model_zoo.load_url`` and DLPack capsules (``dlpack``)."""
 from . import data
 from .checkpointer import Checkpointer
 from . import checkpoint
 from . import hooks
 from . import _pytree
+from . import dlpack
 
 
 def __getattr__(name):

@@ -7,7 +7,6 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
 from ... import _dtype
 from ..._autocast import lower_precision_inputs
 from ..._creation import empty, empty_like, zeros_like
-from ..._ops.binary import _where
 from ..._ops import nn_ops as _ops
 from ..._ops.softmax import implicit_dim
 from ..._ops.softmax import softmax as _softmax, log_softmax as _log_softmax
@@ -142,7 +141,7 @@ def prelu(input, weight):
         weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
     elif weight.ndim:
         weight = weight.reshape(())
-    return _where(input > 0, input, weight * input)
+    return _ops.PreluKernel.apply(input, weight)
 
 
 def _rrelu(input, lower, upper, training):

@@ -63,6 +63,25 @@ def _check_size(input, target, stacklevel=4):  # the loss's caller, past the aut
                       "same size.", stacklevel=stacklevel)
 
 
+def _difference(input, target):
+    """``input - target``, a bool operand taken as 0/1 in the other's dtype, as torch's regression losses do."""
+    if target.dtype is _dtype.bool:
+        target = target.to(input.dtype)
+    elif input.dtype is _dtype.bool:
+        input = input.to(target.dtype)
+    return input - target
+
+
+def _written_into(loss, dtype):
+    """``loss`` cast to ``dtype``, the dtype of the tensor a loss computed in place would write it into."""
+    if loss.dtype is dtype:
+        return loss
+    if not _dtype.can_cast(loss.dtype, dtype):
+        raise RuntimeError(f"result type {_dtype.scalar_name(loss.dtype)} can't be cast to the desired output type "
+                           f"{_dtype.scalar_name(dtype)}")
+    return loss.to(dtype)
+
+
 def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     """The reduction of an elementwise loss, optionally weighted (the mean then divides by the summed weights)."""
     if weight is None:
@@ -289,9 +308,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_name(target.dtype)} but expected "
+                           f"{_dtype.scalar_name(input.dtype)}")
     if weight is not None:
         _no_grad_arg("binary_cross_entropy", "weight", weight)
-        weight = weight.expand(target.shape)
+        weight = weight.expand(target.shape).to(input.dtype)
     return _reduce(BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
@@ -312,7 +334,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input - log_sig
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(_written_into(loss, _dtype.result_type(1, target)), reduction)  # in place into ``1 - target``
 
 
 @float32_inputs
@@ -357,7 +379,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _check_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    d = input - target
+    d = _difference(input, target)
+    if d.dtype.is_complex:
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype.scalar_name(d.dtype)}'")
     return _weighted(d * d, weight, input, reduction)
 
 
@@ -368,7 +392,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
+    d = _difference(input, target)
     z = d.abs()
     if beta == 0.0:
         return _reduce(z, reduction)
@@ -382,7 +406,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = input - target
+    d = _difference(input, target)
     z = d.abs()
     loss = _where(z < delta, d * d * 0.5, (z - 0.5 * delta) * delta)
     return _weighted(loss, weight, input, reduction, mean_by_weight=False)
@@ -558,7 +582,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """Two-class logistic loss ``log(1 + exp(-target * input))``, computed without overflow."""
     reduction = _reduction(size_average, reduce, reduction)
     _no_grad_arg("soft_margin_loss", "target", target)
-    return _reduce(softplus(-target * input), reduction)
+    return _reduce(_written_into(softplus(-input * target), input.dtype), reduction)
 
 
 def _check_triplet_dims(anchor, positive, negative):

@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -127,6 +127,8 @@ def load_from_state_dict(module, state_dict, prefix, local_metadata, strict, mis
         if input_param is None:
             error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                               f"object from checkpoint but received {type(state_dict[key])}")
+            continue
+        if is_lazy(param):  # still uninitialized: its load hook materializes it only from an initialized tensor
             continue
         if param.ndim == 0 and input_param.shape == (1,):
             input_param = input_param.reshape(())

@@ -275,7 +275,7 @@ class PReLU(Module):
 
         >>> m = nn.PReLU()
         >>> m(ember.tensor([-2., 2.]))
-        tensor([-0.5000,  2.0000], grad_fn=<WhereBackward0>)
+        tensor([-0.5000,  2.0000], grad_fn=<PreluKernelBackward0>)
     """
 
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):

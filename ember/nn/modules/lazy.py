@@ -23,6 +23,17 @@ class _UninitializedTensorMixin:
     def __repr__(self):
         return f"<{type(self).__name__}>"
 
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. Call `forward` to "
+                           "initialize the parameters before accessing their attributes.")
+
+    def _uninitialized(self, *args, **kwargs):
+        raise ValueError("Attempted to use an uninitialized parameter: call `forward` with a dummy batch to "
+                         "initialize the LazyModule's parameters first")
+
+    numel = nelement = dim = ndimension = __len__ = _uninitialized
+
 
 class UninitializedParameter(_UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet; ``materialize(shape)`` turns it into a regular Parameter.
@@ -84,6 +95,12 @@ class LazyModuleMixin:
         super().__init__(*args, **kwargs)
         self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+            if is_lazy(t) and prefix + name in destination:  # kept as is: a detached copy would lose the laziness
+                destination[prefix + name] = t
 
     def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                         error_msgs):
