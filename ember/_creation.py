@@ -742,9 +742,16 @@ def _spaced(start, end, steps, step_t):
         return np.full(1, start, step_t)
     step = (step_t(end) - step_t(start)) / step_t(steps - 1)
     half = steps // 2
-    up = step_t(start) + step * i[:half].astype(step_t)
-    down = step_t(end) - step * (steps - 1 - i[half:]).astype(step_t)
+    wide = _FUSED.get(step_t, step_t)
+    up = wide(step_t(start)) + wide(step) * i[:half].astype(wide)
+    down = wide(step_t(end)) - wide(step) * (steps - 1 - i[half:]).astype(wide)
     return np.concatenate([up, down]).astype(step_t, copy=False)
+
+
+# each value is computed as by a fused multiply-add (one rounding of the exact ``start + step * i``), which a wider
+# type reproduces (float64's from the x87 extended type, where NumPy has it)
+_FUSED = {np.float32: np.float64, np.complex64: np.complex128, np.float64: np.longdouble,
+          np.complex128: np.clongdouble}
 
 
 def _step_type(dt):

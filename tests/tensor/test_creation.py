@@ -285,6 +285,17 @@ def test_linspace(args):
     assert_same(e, t, exact=not e.dtype.is_floating_point and not e.dtype.is_complex, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16", "bfloat16"])
+def test_linspace_bit_for_bit(dtype):
+    """Each value rounded once from ``start + step * i`` (or ``end - step * (steps - 1 - i)``), as torch's."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        (a, b), n = rng.uniform(-100, 100, 2), int(rng.integers(2, 300))
+        e = ember.linspace(a, b, n, dtype=getattr(ember, dtype)).float().numpy()
+        t = torch.linspace(a, b, n, dtype=getattr(torch, dtype)).float().numpy()
+        np.testing.assert_array_equal(e, t, err_msg=f"linspace({a}, {b}, {n})")
+
+
 LOGSPACE = ["0, 2, 5", "0, 3, 4, dtype={m}.int64", "0, 2, 5, dtype={m}.int64", "0, 3, 4, base=2",
             "0, 3, 4, base=2, dtype={m}.int32", "-1, 1, 3, dtype={m}.int64", "0, 5, 6, base=-2",
             "0, 1, 3, dtype={m}.float64",
