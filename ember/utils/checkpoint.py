@@ -11,8 +11,8 @@ from ..autograd.graph import saved_tensors_hooks
 from ..autograd.grad_mode import grad_enabled, enable_grad, no_grad
 from ..nn.modules.container import Sequential
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy", "create_selective_checkpoint_contexts",
-           "noop_context_fn"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy",
+           "create_selective_checkpoint_contexts", "noop_context_fn"]
 
 
 class CheckpointError(RuntimeError):

@@ -7,9 +7,9 @@ loop from CuPy 14.2's own type tables (so ``floor`` of a bfloat16 array fails as
 arrays, dtypes CuPy lacks are refused, and only the names CuPy 14.2 exports (``_api.py``) exist. Two devices are
 simulated; new arrays land on the current one (``cuda.Device``), as CuPy's.
 
-The Bessel functions and ``nextafter`` give CUDA's values at the edges (``_CUDA_MATH``). It cannot catch what only a GPU shows:
-kernel bugs, other numerical differences, asynchrony, memory limits, CuPy's
-silent (non-raising) linear-algebra errors, or dtype support of non-ufunc routines (they run in NumPy).
+The Bessel functions and ``nextafter`` give CUDA's values at the edges (``_CUDA_MATH``). It cannot catch what only a GPU
+shows: kernel bugs, other numerical differences, asynchrony, memory limits, CuPy's silent (non-raising) linear-algebra
+errors, or dtype support of non-ufunc routines (they run in NumPy).
 """
 import types
 import weakref
