@@ -398,6 +398,8 @@ class Remainder(Binary):
         y = ufunc2(ctx.xp.remainder, a, b) if integral or ctx.xp is np else _floor_divmod(ctx.xp, a, b)[1]
         if integral:
             _zero_divisor(b, y)
+        elif y.dtype.kind == "f":  # a zero remainder keeps the sign of ``input``, as fmod's
+            y = ctx.xp.where(y == 0, ctx.xp.copysign(y, a), y)
         ctx.save_for_backward(a, b)
         return y
 

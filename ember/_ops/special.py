@@ -7,7 +7,7 @@ import math
 
 from .._device import special_module
 from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, unary as ufunc1
-from .._tensor import inplace, register, write_out
+from .._tensor import Tensor, inplace, register, write_out
 from .binary import (Binary, Xlogy, _floats, _where, public as _public2, public_tensors as _public_tensors,
                      recover)
 from .unary import FloatUnary, _public
@@ -47,7 +47,8 @@ class Logit(FloatUnary):
         xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.eps = eps
-        z = x if eps is None else xp.clip(x, eps, 1 - eps)
+        # the lower bound wins when eps > 0.5 makes the interval empty
+        z = x if eps is None else xp.where(x < eps, eps, xp.minimum(x, 1 - eps))
         return xp.log(z / (1 - z))
 
     @staticmethod
@@ -63,7 +64,7 @@ class Logit(FloatUnary):
 
 def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
-    r = Logit.apply(input, eps=eps)
+    r = Logit.apply(input, eps=None if eps is not None and eps < 0 else eps)  # a negative eps clamps nothing
     return r if out is None else write_out(r, out)
 
 
@@ -104,6 +105,7 @@ class Erfinv(FloatUnary):
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).erfinv, x)
+        y = ctx.xp.where(x == 0, x, y)  # erfinv(-0.0) = -0.0
         ctx.save_for_backward(y)
         return y
 
@@ -197,8 +199,11 @@ class Polygamma(FloatUnary):
     def forward(ctx, x, n):
         ctx.save_for_backward(x)
         ctx.n = n
-        sp = _sp(ctx.xp)
-        return ufunc1(sp.psi, x) if n == 0 else sp.polygamma(ctx.xp.asarray(n, x.dtype), x).astype(x.dtype)
+        xp, sp = ctx.xp, _sp(ctx.xp)
+        if n == 0:
+            return ufunc1(sp.psi, x)
+        y = sp.polygamma(xp.asarray(n, x.dtype), x).astype(x.dtype)
+        return xp.where(x == (-xp.inf if n == 1 else xp.inf), xp.nan, y).astype(x.dtype, copy=False)  # NaN at the infinity its series fails at
 
     @staticmethod
     def backward(ctx, grad):
@@ -365,13 +370,14 @@ class Zeta(Binary):
         if dt.kind != "f" or dt.itemsize < 4:
             raise NotImplementedError(f'"zeta" not implemented for {dt}')
         ctx.save_for_backward(x, q)
-        return xp.asarray(ufunc2(_sp(xp).zeta, x, q), dtype=dt)
+        y = xp.asarray(ufunc2(_sp(xp).zeta, x, q), dtype=dt)
+        return xp.where(q == xp.inf, xp.nan, y).astype(dt, copy=False)  # the series' tail is NaN at q = inf
 
     @staticmethod
     def backward(ctx, grad):
         x, q = ctx.saved_tensors
         if ctx.needs_input_grad[0]:
-            raise RuntimeError("the derivative for 'zeta' is not implemented.")
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
         return None, grad * -x * zeta(x + 1, q)
 
 
@@ -456,6 +462,9 @@ def _polynomial(name, first, step, closed=None, shift=False, doc=""):
     apply = cls.apply
 
     def op(input, n, *, out=None):
+        if not (isinstance(input, Tensor) or isinstance(n, Tensor)):
+            raise TypeError(f"{name}(): expected a Tensor for input or n, got {type(input).__name__} and "
+                            f"{type(n).__name__}")
         x = 2 * input - 1 if shift else input
         try:
             r = apply(x, n)

@@ -117,11 +117,12 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
-    """Views of ``tensors`` expanded to their common broadcast shape."""
+    """Views of ``tensors`` expanded to their common broadcast shape (a tensor already of that shape is returned
+    as is)."""
     shape = ()
     for t in tensors:
         shape = broadcast_pair(shape, tuple(t.shape))
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def broadcast_pair(a, b):

@@ -4,6 +4,7 @@ import warnings
 from collections import OrderedDict
 
 from ... import _dtype
+from ..._device import device as Device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
@@ -12,7 +13,10 @@ from ._hooks import (RemovableHandle, register_module_buffer_registration_hook, 
                      register_module_forward_hook, register_module_forward_pre_hook,
                      register_module_full_backward_hook, register_module_full_backward_pre_hook,
                      register_module_module_registration_hook, register_module_parameter_registration_hook)
-from ._state_dict import _IncompatibleKeys  # noqa: F401 (torch.nn.modules.module._IncompatibleKeys)
+from ._hooks import (_global_backward_hooks, _global_backward_pre_hooks, _global_forward_hooks,  # noqa: F401
+                     _global_forward_hooks_always_called, _global_forward_hooks_with_kwargs,
+                     _global_forward_pre_hooks)
+from ._state_dict import _EXTRA_STATE_KEY_SUFFIX, _IncompatibleKeys  # noqa: F401 (importable from here)
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
@@ -41,29 +45,63 @@ def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)\n")
+
+
+def _is_dtype(a):
+    return isinstance(a, _dtype.dtype) or any(a is t for t in (float, int, bool, complex)) or \
+        type(a).__name__ == "dtype"
+
+
+def _is_device(a):
+    return isinstance(a, (str, Device)) or (isinstance(a, int) and not isinstance(a, bool)) or \
+        type(a).__name__ == "device"
+
+
+def _arg_name(a):
+    if isinstance(a, Tensor):
+        return "Tensor"
+    return "torch." + type(a).__name__ if isinstance(a, (_dtype.dtype, Device)) else type(a).__name__
+
+
 def _parse_to(*args, **kwargs):
-    """``(device, dtype, non_blocking, memory_format)`` from the argument forms of ``Module.to``."""
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    memory_format = kwargs.pop("memory_format", None)
-    kwargs.pop("copy", None)
-    if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
-                        f"'{next(iter(kwargs))}'")
-    rest = list(args)
-    if rest and isinstance(rest[-1], bool):
-        non_blocking = rest.pop()
-    for a in rest:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, _dtype.dtype) or a in (float, int) or type(a).__name__ == "dtype":
-            dtype = a
-        elif a is not None:
-            device = a
+    """``(device, dtype, non_blocking, memory_format)`` from the argument forms of ``Module.to``: ``(device=None,
+    dtype=None, non_blocking=False)``, ``(dtype, non_blocking=False)`` or ``(tensor, non_blocking=False)``."""
+    if len(args) > 4:
+        raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
+    rest, kw = list(args), kwargs
+    if rest and isinstance(rest[0], Tensor):
+        t = rest.pop(0)
+        form, device, dtype = "tensor", t.device, t.dtype
+    elif rest and rest[0] is not None and _is_dtype(rest[0]):
+        form, device, dtype = "dtype", None, rest.pop(0)
+    else:
+        form = "device"
+        device = rest.pop(0) if rest and not isinstance(rest[0], bool) else None
+        dtype = rest.pop(0) if rest and not isinstance(rest[0], bool) else None
+    flags = dict(zip(("non_blocking", "copy"), rest))
+    given = {k for k, v in (("device", device), ("dtype", dtype)) if v is not None or form != "device"}
+    valid = (len(rest) <= 2 and all(isinstance(f, bool) for f in rest)
+             and (device is None or _is_device(device)) and (dtype is None or _is_dtype(dtype))
+             and set(kw) <= {"device", "dtype", "non_blocking", "copy", "memory_format"}
+             and not set(kw) & (given | set(flags))
+             and (kw.get("dtype") is None or _is_dtype(kw["dtype"]))
+             and (kw.get("device") is None or _is_device(kw["device"]))
+             and all(isinstance(kw.get(k, False), bool) for k in ("non_blocking", "copy")))
+    if not valid:
+        got = ", ".join([_arg_name(a) for a in args] + [f"{k}={_arg_name(v)}" for k, v in kwargs.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}"
+                        f"{', ' if kwargs and not args else ''}), but expected one of:\n{_TO_SIGNATURES}")
+    if kw.get("copy", flags.get("copy", False)):
+        raise RuntimeError(".to() does not accept copy argument")
+    device, dtype = kw.get("device", device), kw.get("dtype", dtype)
     if dtype is not None:
         dtype = _dtype.to_dtype(dtype)
-    return device, dtype, non_blocking, memory_format
+    return device, dtype, kw.get("non_blocking", flags.get("non_blocking", False)), kw.get("memory_format")
 
 
 class Module:
