@@ -335,11 +335,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     variance 1/2."""
     shape = _factory_size(size, "randn", kw)
     dt, dev = _factory("randn", dtype, device, out)
-    if dt.is_complex:
-        arr = _draws(_sampler(generator, dev), "standard_normal", shape, dt)
-        return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
-    _need_float(dt, "normal_kernel_cpu")
-    arr = _sampler(generator, dev).standard_normal(shape, _float_work(dt))
+    _need_float(dt.to_real(), "normal_kernel_cpu")
+    arr = _draws(_sampler(generator, dev), "standard_normal", shape, dt)
     return _finish(arr.astype(dt.np, copy=False), dt, dev, requires_grad, out)
 
 

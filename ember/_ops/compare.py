@@ -73,22 +73,22 @@ class Ne(Compare):
 
 class Lt(Compare):
     ufunc = "less"
-    no_complex = NotImplementedError, "\"lt_cpu\" not implemented for '{}'"
+    no_complex = "lt_cpu"
 
 
 class Le(Compare):
     ufunc = "less_equal"
-    no_complex = NotImplementedError, "\"le_cpu\" not implemented for '{}'"
+    no_complex = "le_cpu"
 
 
 class Gt(Compare):
     ufunc = "greater"
-    no_complex = NotImplementedError, "\"gt_cpu\" not implemented for '{}'"
+    no_complex = "gt_cpu"
 
 
 class Ge(Compare):
     ufunc = "greater_equal"
-    no_complex = NotImplementedError, "\"ge_cpu\" not implemented for '{}'"
+    no_complex = "ge_cpu"
 
 
 eq = public(Eq, "eq", "``input == other`` elementwise (a bool tensor).")

@@ -39,11 +39,6 @@ def check_float(x, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_tname(dt)}\'')
 
 
-def no_complex_kernel(kernel):
-    """``Function.no_complex`` for an op whose torch kernel ``kernel`` has no complex version."""
-    return NotImplementedError, f'"{kernel}" not implemented for \'{{}}\''
-
-
 class _Raw:
     """The functions the activation formulas use, on arrays of one array module."""
     _cache = {}
@@ -146,7 +141,7 @@ class Hardtanh(_Piecewise):
 
 
 class Threshold(_Piecewise):
-    no_complex = no_complex_kernel("threshold_cpu")
+    no_complex = "threshold_cpu"
 
     @staticmethod
     def forward(ctx, x, threshold, value):
@@ -159,7 +154,7 @@ class Threshold(_Piecewise):
 
 
 class LeakyRelu(_Piecewise):
-    no_complex = no_complex_kernel("leaky_relu_cpu")
+    no_complex = "leaky_relu_cpu"
 
     @staticmethod
     def forward(ctx, x, slope):
@@ -217,7 +212,7 @@ class PreluKernel(Function):
 
 
 class Hardshrink(_Piecewise):
-    no_complex = no_complex_kernel("hardshrink_cpu")
+    no_complex = "hardshrink_cpu"
 
     @staticmethod
     def forward(ctx, x, lambd):
@@ -231,7 +226,7 @@ class Hardshrink(_Piecewise):
 
 
 class Softshrink(_Piecewise):
-    no_complex = no_complex_kernel("softshrink_check")
+    no_complex = "softshrink_check"
 
     @staticmethod
     def forward(ctx, x, lambd):
@@ -244,7 +239,7 @@ class Softshrink(_Piecewise):
 
 
 class Hardsigmoid(_Piecewise):
-    no_complex = no_complex_kernel("hardsigmoid_cpu")
+    no_complex = "hardsigmoid_cpu"
 
     @staticmethod
     def forward(ctx, x):
@@ -364,7 +359,7 @@ def _gelu_f32_numpy(x, out):
 class Gelu(_Smooth):
     """``x * Phi(x)``; ``a = Phi(x)``."""
     kernel = "GeluKernelImpl"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @classmethod
     def raw(cls, m, x, out):
@@ -392,7 +387,7 @@ class Gelu(_Smooth):
 class GeluTanh(_Smooth):
     """``0.5 * x * (1 + tanh(K * (x + C * x^3)))``; ``a`` is the tanh."""
     kernel = "GeluKernelImpl"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x):
@@ -444,7 +439,7 @@ def _softplus(m, x):
 class Mish(_Smooth):
     """``x * tanh(softplus(x))``; ``a`` is the tanh."""
     kernel = "mish_cpu"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x):
@@ -468,7 +463,7 @@ class Elu(_Smooth):
     """elu, selu and celu: ``scale * x`` above 0, ``scale * alpha * (exp(x * input_scale) - 1)`` below;
     ``a = expm1(min(x, 0) * input_scale)``."""
     kernel = "elu_cpu"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x, alpha, scale, input_scale):
@@ -491,7 +486,7 @@ class Elu(_Smooth):
 class Softplus(_Smooth):
     """``log1p(exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``; ``a = exp(beta * x)``."""
     kernel = "softplus_cpu"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x, beta, threshold):
@@ -514,7 +509,7 @@ class Softplus(_Smooth):
 class LogSigmoid(_Smooth):
     """``min(x, 0) - log1p(exp(-|x|))``; ``a = exp(-|x|)``."""
     kernel = "log_sigmoid_cpu"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x):
@@ -536,7 +531,7 @@ class LogSigmoid(_Smooth):
 class Hardswish(_Smooth):
     """``x * clip(x + 3, 0, 6) / 6``; ``a`` is the clip."""
     kernel = "hardswish_cpu"
-    no_complex = no_complex_kernel(kernel)
+    no_complex = kernel
 
     @staticmethod
     def aux(m, x):

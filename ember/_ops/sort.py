@@ -14,6 +14,7 @@ from .._tensor import Tensor, register, wrap_dim, write_out
 from ..autograd.function import Function
 from ._strided import ScatterAdd
 from ._ufunc_at import ufunc_at
+from .order import _write_pair
 
 
 def _result(name, qualname):
@@ -81,14 +82,6 @@ def _no_complex(t, name):
         raise RuntimeError(f" {name} does not support complex dtypes on {t.device.type.upper()}")
 
 
-def _write_pair(result, out, cls):
-    if out is None:
-        return cls(*result)
-    write_out(result[0], out[0])
-    write_out(result[1], out[1])
-    return cls(*out)
-
-
 _UNSET = object()
 
 
@@ -126,8 +119,8 @@ def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     _no_complex(input, "Sort")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
-    return _write_pair(Pick.apply(input, dim=d, descending=bool(descending), start=0, stop=n, keepdim=True), out,
-                       SortResult)
+    return _write_pair(SortResult(*Pick.apply(input, dim=d, descending=bool(descending), start=0, stop=n,
+                                              keepdim=True)), out)
 
 
 def argsort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
@@ -150,8 +143,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     if input.dtype is _dtype.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     _no_complex(input, "topk")
-    return _write_pair(Pick.apply(input, dim=d, descending=bool(largest), start=0, stop=int(k), keepdim=True), out,
-                       TopkResult)
+    return _write_pair(TopkResult(*Pick.apply(input, dim=d, descending=bool(largest), start=0, stop=int(k),
+                                              keepdim=True)), out)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -165,14 +158,14 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     _no_bool(input, "kthvalue_cpu")
     if input.dtype.is_complex:
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
-    return _write_pair(Pick.apply(input, dim=d, descending=False, start=int(k) - 1, stop=int(k),
-                                  keepdim=bool(keepdim) or input.ndim == 0), out, KthvalueResult)
+    return _write_pair(KthvalueResult(*Pick.apply(input, dim=d, descending=False, start=int(k) - 1, stop=int(k),
+                                                  keepdim=bool(keepdim) or input.ndim == 0)), out)
 
 
 class Unique(Function):
     """Distinct elements (or slices along ``dim``) as (values, inverse, counts); NaNs are all distinct, as torch."""
     half_in_float32 = True
-    no_complex = NotImplementedError, "\"unique\" not implemented for '{}'"
+    no_complex = "unique"
 
     @staticmethod
     def forward(ctx, x, dim, consecutive):
@@ -241,7 +234,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 class SearchSorted(Function):
     promote = True
     half_in_float32 = True
-    no_complex = NotImplementedError, "\"searchsorted_out_cpu\" not implemented for '{}'"
+    no_complex = "searchsorted_out_cpu"
 
     @staticmethod
     def forward(ctx, seq, values, side, sorter, int32):

@@ -75,8 +75,9 @@ class Function:
     # backward multiplies the gradient by f'(z), written as for real z: for complex gradients the engine runs it on
     # conj(grad) and conjugates the result, which gives torch's grad * conj(f'(z))
     holomorphic = False
-    # where torch has no kernel for complex inputs: ``(exception type, message)``, ``{}`` in the message standing for
-    # the promoted dtype's name ('ComplexFloat'); apply raises it before forward runs
+    # where torch has no kernel for complex inputs: the kernel's name (torch's NotImplementedError "... not implemented
+    # for 'ComplexFloat'"), or ``(exception type, message)`` with ``{}`` standing for the promoted dtype's name; apply
+    # raises it before forward runs
     no_complex = None
 
     # Per-call state; class defaults keep apply's fast path free of stores.
@@ -393,7 +394,8 @@ def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
 
 def _refuse_complex(cls, dt):
     """Raises ``cls.no_complex`` for inputs of (or promoted to) the complex dtype ``dt``."""
-    exc, msg = cls.no_complex
+    spec = cls.no_complex
+    exc, msg = (NotImplementedError, f'"{spec}" not implemented for \'{{}}\'') if isinstance(spec, str) else spec
     raise exc(msg.format(_dtype.scalar_name(dt)))
 
 
