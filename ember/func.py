@@ -1,5 +1,5 @@
 """Function transforms, as ``torch.func``: functional_call, grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd,
-hessian, vmap.
+hessian, vmap, functionalize.
 
 They are built on ``ember.autograd`` rather than on functorch's levels: a transform differentiates a function at fresh
 copies of its inputs (detached leaves, or views of inputs that already require grad) and builds a graph of the
@@ -14,16 +14,19 @@ Inputs and outputs may be tensors or nests (pytrees) of tuples, lists and dicts 
 import functools
 
 from ._creation import zeros, zeros_like
+from ._ops.memory_format import contiguous_format
 from ._ops.shape import stack
 from ._random import get_rng_state, set_rng_state
 from ._tensor import Tensor
 from .autograd.engine import grad as _autograd_grad
 from .autograd.forward_ad import _check_tangent, _jacobian, _linearize
 from .autograd.grad_mode import enable_grad, is_grad_enabled
+from .nn.modules.batchnorm import _BatchNorm
+from .nn.modules.module import Module
 from .nn.utils.stateless import _functional_call
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev",
-           "jacfwd", "hessian", "vmap"]
+           "jacfwd", "hessian", "vmap", "functionalize", "replace_all_batch_norm_modules_", "debug_unwrap"]
 
 
 # -- pytrees: (leaves, spec) with spec None for a leaf, else (type, dict keys or None, child specs) -------------------
@@ -140,6 +143,9 @@ def _diff_args(args, argnums):
     for n in nums:
         if not -len(args) <= n < len(args):
             raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
+    normalized = tuple(n % len(args) for n in nums)
+    if len(set(normalized)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {normalized}")
     return args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums)
 
 
@@ -288,17 +294,28 @@ def vjp(func, *primals, has_aux=False):
     return result + (_unwrap(aux, cg),) if has_aux else result
 
 
+def _check_real(tensors, api, what):
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.is_complex():
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex tensor at flattened input "
+                               f"idx: {i}")
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` with respect to its argument(s) ``argnums``, by reverse mode (one vector-Jacobian
     product per output element): for an output of shape ``S`` and an input of shape ``T``, a tensor of shape
     ``S + T``, nested as the outputs and then as the inputs. ``chunk_size`` is accepted for torch's signature."""
+    if chunk_size is not None and not chunk_size > 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     api = "jacrev(f, argnums)(*args)"
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _check_real(_flatten(_diff_args(args, argnums))[0], "jacrev", "inputs")
         out, fresh, spec = _call(func, args, kwargs, argnums)
         out, aux = _split_aux(out, has_aux, api)
         outs, out_spec = _tensor_leaves(out, api)
+        _check_real(outs, "jacrev", "outputs")
         cg = _create_graph(outs, fresh)
         jacs = []
         for o in outs:
@@ -433,7 +450,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        for x in _flatten(_diff_args(args, argnums))[0]:
+        xs = _flatten(_diff_args(args, argnums))[0]
+        _check_real(xs, "jacfwd", "inputs")
+        for x in xs:
             if isinstance(x, Tensor):
                 _check_tangent(x, x)
         state = get_rng_state() if randomness == "error" else None
@@ -444,6 +463,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                                "out of vmap")
         out, aux = _split_aux(out, has_aux, api)
         outs, out_spec = _forward_outputs(out, "jvp(f, primals, tangents)")
+        _check_real(outs, "jacfwd", "outputs")
         cg = _create_graph(outs, fresh)
         jacs = [_unflatten(spec, iter(row)) for row in _jacobian(_linearize(outs, fresh), outs, fresh, cg)]
         jac = _unflatten(out_spec, iter(jacs))
@@ -462,8 +482,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Vectorizes ``func`` over a dimension of its inputs: ``vmap(f)(x)[i] == f(x[i])``.
 
     ember runs ``func`` once per slice and stacks the results along ``out_dims`` (a loop, not batched ops), so any
-    function works, including in-place ops, ``.item()`` and data-dependent control flow; nesting and composing with
-    :func:`grad` work the same way.
+    function works, including ``.item()`` and data-dependent control flow; nesting and composing with :func:`grad`
+    work the same way. An in-place write into an unbatched input (or a buffer of a vmapped module, such as
+    BatchNorm's running statistics) raises, since it would happen once per slice.
 
     Args:
         func (callable): the function, taking and returning tensors (or nests of them).
@@ -521,6 +542,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"{sizes} for the mapped dimension")
         n = sizes[0]
         state = get_rng_state() if randomness != "different" else None
+        watched = _unbatched_state(func, leaves, dims)
         outs = []
         for i in range(max(n, 1)):  # an empty batch runs func once on zeros, for the shapes of its outputs
             if randomness == "same":
@@ -531,8 +553,24 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
                                    "the 'same' or 'different' randomness flags on vmap or perform the randomness "
                                    "operation out of vmap")
+            if i == 0 and any(t._version != v for t, v in watched):
+                raise RuntimeError("vmap: an in-place operation wrote into a Tensor that is not vmapped over (an input "
+                                   "with in_dim=None, or a buffer of the vmapped module), which would be updated once "
+                                   "per slice. Please use out-of-place operations, or vmap over that Tensor too. For "
+                                   "BatchNorm running statistics, set `track_running_stats` to False or use "
+                                   "replace_all_batch_norm_modules_.")
         return _stack_outputs(outs, n, out_dims, name)
     return wrapped
+
+
+def _unbatched_state(func, leaves, dims):
+    """(tensor, version) of the tensors every slice shares: unbatched inputs and the buffers of a vmapped module,
+    less those sharing memory (a version counter) with a batched input."""
+    batched = {id(x._vc) for x, d in zip(leaves, dims) if d is not None}
+    shared = [x for x, d in zip(leaves, dims) if d is None and isinstance(x, Tensor)]
+    if isinstance(func, Module):
+        shared += list(func.buffers())
+    return [(t, t._version) for t in shared if id(t._vc) not in batched]
 
 
 def _empty_slice(x, d):
@@ -562,3 +600,55 @@ def _stack_outputs(outs, n, out_dims, name):
         result.append(stack([leaves[j] for leaves in per_slice], d) if n else
                       stack([o], d).narrow(d if d >= 0 else d + o.dim() + 1, 0, 0))
     return _unflatten(spec, iter(result))
+
+
+# -- functionalize and module helpers --------------------------------------------------------------------------------
+def functionalize(func, *, remove="mutations"):
+    """A function with the semantics of ``func`` whose mutations (and, with ``remove='mutations_and_views'``, whose
+    aliasing of the inputs) are removed. ember runs eagerly, so ``func`` runs as is; with
+    ``'mutations_and_views'`` an output that is a view is returned as a contiguous copy.
+
+    Args:
+        func (callable): the function.
+        remove (str): 'mutations' or 'mutations_and_views'. Default: 'mutations'
+
+    Example::
+
+        >>> ember.func.functionalize(lambda a: (a + 1).view(-1).add_(1))(ember.zeros(2, 1))
+        tensor([2., 2.])
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+                           "Valid options are:\n     remove='mutations': all inplace and out= operators will be "
+                           "removed from the program, and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all aliasing operators {view} "
+                           "will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        out = func(*args, **kwargs)
+        if remove == "mutations":
+            return out
+        leaves, spec = _flatten(out)
+        return _unflatten(spec, iter(t.clone(memory_format=contiguous_format)
+                                     if isinstance(t, Tensor) and t._base is not None else t for t in leaves))
+    return wrapped
+
+
+def replace_all_batch_norm_modules_(root):
+    """Makes every BatchNorm module in ``root`` (included) use batch statistics and keep no running statistics
+    (``running_mean``, ``running_var`` and ``num_batches_tracked`` set to None), in place, so that it runs under
+    :func:`vmap`. Returns ``root``."""
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor under a transform's wrapper, for debugging; ember's transforms do not wrap tensors, so
+    ``tensor`` itself."""
+    return tensor
