@@ -292,6 +292,16 @@ def _alpha(input, other, alpha):
     return other * alpha
 
 
+def _in_float32(fn, input, other, alpha, out):
+    """``fn(input, other, alpha=alpha)`` of float16/bfloat16 tensors computed in float32 and rounded once, as torch
+    (``alpha`` rounded to the result's dtype, ``alpha * other`` not rounded on its own)."""
+    rt = _dtype.result_type(input, other)
+    if alpha.__class__ in (int, float) and rt in _HALF:
+        alpha = float(rt.np.type(alpha))
+    r = fn(input.float(), other.float(), alpha=alpha).to(rt)
+    return r if out is None else write_out(r, out)
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``, broadcasting and promoting types as torch.
 
@@ -301,6 +311,8 @@ def add(input, other, *, alpha=1, out=None):
         tensor([1.5000, 2.5000])
     """
     if alpha != 1 or alpha is True:
+        if getattr(input, "dtype", None) in _HALF and getattr(other, "dtype", None) in _HALF:
+            return _in_float32(add, input, other, alpha, out)
         other = _alpha(input, other, alpha)
     elif other.__class__ is float:
         input, other = half_scalar(input, other)
@@ -328,6 +340,8 @@ def sub(input, other, *, alpha=1, out=None):
             input.__class__ is bool or other.__class__ is bool:
         _check_bool_sub(input, other)
     if alpha != 1 or alpha is True:
+        if getattr(input, "dtype", None) in _HALF and getattr(other, "dtype", None) in _HALF:
+            return _in_float32(sub, input, other, alpha, out)
         other = _alpha(input, other, alpha)
     elif input.__class__ is float or other.__class__ is float:
         input, other = half_scalar(input, other)

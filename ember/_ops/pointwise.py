@@ -121,12 +121,23 @@ def _tensors(name, tensor1, tensor2):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
+_HALF = (_dtype.float16, _dtype.bfloat16)
+
+
+def _float32(*tensors):
+    return (t.float() if getattr(t, "dtype", None) in _HALF else t for t in tensors)
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
     _tensors("addcmul", tensor1, tensor2)
     dt = _dtype.result_type(input, tensor1, tensor2)
     if dt is _dtype.bool:
         raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    if dt in _HALF:  # in float32 with a fused multiply-add (exact in float64), rounded once, as torch
+        a, t1, t2 = _float32(input, tensor1, tensor2)
+        r = add(a.double(), mul(mul(t1, value).double(), t2)).float().to(dt)
+        return r if out is None else write_out(r, out)
     if value != 1:  # the multiplier takes no part in type promotion
         if not (dt.is_floating_point or dt.is_complex):
             value = int(value)
@@ -149,6 +160,10 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
                            "for all dtypes.")
+    dt = _dtype.result_type(input, tensor1, tensor2)
+    if dt in _HALF:  # computed in float32 and rounded once, as torch
+        r = addcdiv(*_float32(input, tensor1, tensor2), value=value).to(dt)
+        return r if out is None else write_out(r, out)
     try:
         r = add(input, div(tensor1 if value == 1 else mul(tensor1, value), tensor2))
     except RuntimeError as e:

@@ -5,9 +5,10 @@ hidden GEMM and the gate math in place on raw arrays, and its backward runs the 
 the weight gradients to one GEMM over all steps. Sequences are time-major and packed: step ``t`` holds rows
 ``offsets[t]:offsets[t] + batch_sizes[t]`` (a padded batch is the packed case with equal batch sizes).
 """
+from .. import _autocast
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled, enable_grad
-from .matmul import constant
+from .matmul import addmm, constant
 from .reduce import _quiet
 from .shape import cat
 
@@ -238,9 +239,7 @@ _BACKWARD = {"RNN_TANH": _rnn_backward, "LSTM": _lstm_backward, "GRU": _gru_back
 # -- the same recurrence in Tensor ops: the reference, and what create_graph differentiates ------------------------
 def cell(mode, gx, h, c, w_hh, b_hh, w_hr=None):
     """One step: ``gx`` the input projection (with ``bias_ih``). Returns ``(h', c')`` (``c'`` None unless LSTM)."""
-    gh = h @ w_hh.mT
-    if b_hh is not None:
-        gh = gh + b_hh
+    gh = h @ w_hh.mT if b_hh is None else addmm(b_hh, h, w_hh.mT)
     if mode == "GRU":
         xr, xz, xn = gx.chunk(3, 1)
         hr, hz, hn = gh.chunk(3, 1)
@@ -288,5 +287,7 @@ def _composite_vjp(ctx, inputs, grads):
 
 def recurrence(xg, h0, c0, w_hh, b_hh, w_hr, mode, batch_sizes, reverse=False):
     """One direction of one layer: ``(output, h_n)`` or, for LSTM, ``(output, h_n, c_n)``; see ``Recurrence``."""
+    if _autocast.ACTIVE.get() is not None:  # step by step, so that autocast casts each step's GEMM (as torch's cells)
+        return recurrence_reference(xg, h0, c0, w_hh, b_hh, w_hr, mode, tuple(batch_sizes), reverse)
     return Recurrence.apply(xg, h0, c0, w_hh, b_hh, w_hr, mode=mode, batch_sizes=tuple(batch_sizes),
                             reverse=reverse)

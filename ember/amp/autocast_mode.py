@@ -1,4 +1,5 @@
 """``autocast``: the region in which matmul-like ops run in a lower-precision dtype and losses in float32."""
+import contextvars
 import functools
 import warnings
 
@@ -7,6 +8,8 @@ from .._device import cuda_available
 
 _DEFAULT_DTYPES = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
 _SUPPORTED = {"cpu": (_dtype.bfloat16, _dtype.float16), "cuda": (_dtype.float16, _dtype.bfloat16)}
+# {device type: dtype} of the innermost region per device, on or off: a region without a dtype takes it
+_DTYPES = contextvars.ContextVar("ember_autocast_dtypes", default=None)
 
 
 def is_autocast_available(device_type):
@@ -21,7 +24,7 @@ def is_autocast_enabled(device_type="cuda"):
 
 def get_autocast_dtype(device_type):
     """The dtype autocast casts to on ``device_type`` (the current region's, else the device's default)."""
-    return (_autocast.ACTIVE.get() or {}).get(device_type, _DEFAULT_DTYPES.get(device_type))
+    return (_DTYPES.get() or {}).get(device_type, _DEFAULT_DTYPES.get(device_type))
 
 
 class autocast:
@@ -34,7 +37,8 @@ class autocast:
 
     Args:
         device_type (str): 'cpu' or 'cuda'
-        dtype (ember.dtype, optional): the lower-precision dtype (default: bfloat16 on CPU, float16 on CUDA)
+        dtype (ember.dtype, optional): the lower-precision dtype (default: the enclosing region's, else bfloat16 on
+            CPU and float16 on CUDA)
         enabled (bool): whether autocast is on in the region
         cache_enabled (bool, optional): accepted for compatibility (ember keeps no cast cache)
 
@@ -53,7 +57,7 @@ class autocast:
         if device_type not in _SUPPORTED:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = device_type
-        self.fast_dtype = _DEFAULT_DTYPES[device_type] if dtype is None else _dtype.to_dtype(dtype)
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else _dtype.to_dtype(dtype)
         self._enabled = bool(enabled)
         self._cache_enabled = cache_enabled
         if self._enabled and device_type == "cuda" and not cuda_available():
@@ -65,7 +69,7 @@ class autocast:
                           f"autocast.\n{device_type.upper()} Autocast only supports dtype of {names} currently.",
                           stacklevel=2)
             self._enabled = False
-        self._token = None
+        self._token = self._dtype_token = None
 
     def __enter__(self):
         active = dict(_autocast.ACTIVE.get() or {})
@@ -74,9 +78,11 @@ class autocast:
         else:
             active.pop(self.device, None)
         self._token = _autocast.ACTIVE.set(active or None)
+        self._dtype_token = _DTYPES.set({**(_DTYPES.get() or {}), self.device: self.fast_dtype})
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
+        _DTYPES.reset(self._dtype_token)
         _autocast.ACTIVE.reset(self._token)
         return False
 

@@ -8,10 +8,13 @@ import math
 import numbers
 import warnings
 
+from ... import _autocast
+from ..._autocast import lower_precision_inputs
 from ..._creation import empty, zeros
 from ..._ops.matmul import addmm
 from ..._ops.rnn import GATES, recurrence
 from ..._ops.shape import cat, stack
+from ..._tensor import Tensor
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -20,9 +23,29 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
+def apply_permutation(tensor, permutation, dim=1):
+    """Deprecated: ``tensor.index_select(dim, permutation)``."""
+    warnings.warn("`apply_permutation` is deprecated, please use `tensor.index_select(dim, permutation)` instead",
+                  FutureWarning, stacklevel=2)
+    return tensor.index_select(dim, permutation)
+
+
 def _project(x, w, b):
     """``x @ w^T + b`` for a 2-D ``x``: one GEMM (the input projection of every time step at once)."""
     return x @ w.mT if b is None else addmm(b, x, w.mT)
+
+
+@lower_precision_inputs
+def _lstm_states(h0, c0):
+    """The states an LSTM layer starts from: in autocast's lower precision, as its fused CPU kernel takes them."""
+    return h0, c0
+
+
+def _check_state_dtype(h, dtype):
+    """The error for a state whose dtype is not the input's and weights' (autocast casts them instead)."""
+    if h.dtype is not dtype and _autocast.ACTIVE.get() is None:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar(h.dtype)} and "
+                           f"{_scalar(dtype)}")
 
 
 def _permute(hx, permutation):
@@ -126,7 +149,7 @@ class RNNBase(Module):
     # -- argument checks (torch's messages) ------------------------------------------------------------------------
     def check_input(self, input, batch_sizes):
         w = self._flat_weights[0]
-        if input.dtype is not w.dtype:
+        if input.dtype is not w.dtype and _autocast.ACTIVE.get() is None:  # autocast casts the input instead
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
                              f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
         expected = 2 if batch_sizes is not None else 3
@@ -212,6 +235,10 @@ class RNNBase(Module):
                 c0 = self._zeros(x, batch, self.hidden_size)
             else:
                 self.check_hidden_size(c0, expected[:2] + (self.hidden_size,), "Expected hidden[1] size {}, got {}")
+        for h in (h0, c0) if lstm else (h0,):
+            _check_state_dtype(h, x.dtype)
+        if lstm and self.proj_size == 0:
+            h0, c0 = _lstm_states(h0, c0)
         out, hn, cn = self._layers(x, batch_sizes, h0, c0)
         hidden = (hn, cn) if lstm else hn
         if layout[0] == "packed":
@@ -323,7 +350,11 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
-        return self._run(input, None if hx is None else tuple(hx))
+        if hx is not None:
+            if not isinstance(hx, Tensor) and len(hx) != 2:
+                raise RuntimeError("lstm expects two hidden states")
+            hx = (hx[0], hx[1])
+        return self._run(input, hx)
 
 
 class GRU(RNNBase):
@@ -404,10 +435,11 @@ class RNNCellBase(Module):
                 h = zeros(batch, self.hidden_size, dtype=input.dtype, device=input.device)
             elif h.shape[0] != batch:
                 raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} batch size {h.shape[0]}")
-            elif h.shape[-1] != self.hidden_size:
-                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[-1]}, expected "
+            elif h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[1]}, expected "
                                    f"{self.hidden_size}")
             full.append(h)
+        _check_state_dtype(full[0], input.dtype)
         xg = _project(input, self.weight_ih, self.bias_ih)
         res = recurrence(xg, full[0], full[1] if mode == "LSTM" else None, self.weight_hh, self.bias_hh, None, mode,
                          (batch,))
@@ -458,6 +490,10 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
+        if isinstance(hx, Tensor):
+            raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor")
+        if hx is not None and len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
         return self._step("LSTMCell", input, tuple(hx) if hx is not None else (None, None), "LSTM")
 
 

@@ -91,7 +91,12 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
         return self.data.is_cuda
 
     def is_pinned(self):
-        return False
+        return self.data.is_pinned()
+
+    def pin_memory(self):
+        """A copy with ``data`` and the indices in page-locked memory (``batch_sizes`` stays as it is)."""
+        pin = (lambda t: None if t is None else t.pin_memory())
+        return type(self)(pin(self.data), self.batch_sizes, pin(self.sorted_indices), pin(self.unsorted_indices))
 
 
 def invert_permutation(permutation):
@@ -179,11 +184,12 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     b = perm[None, :]  # output column j reads the sorted position perm[j]
     valid = t < lens[b]
     idx = np.where(valid, offs[np.minimum(t, len(bs) - 1)] + b, data.shape[0])  # (T, B); invalid -> padding row
-    if batch_first:
+    view = batch_first and sequence.unsorted_indices is None  # then a transposed view of the time-major result
+    if batch_first and not view:
         idx = idx.T
     pad = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
-    padded = cat([data, pad]).index_select(0, _index(idx.ravel(), data))
-    return padded.reshape(idx.shape + tuple(data.shape[1:])), tensor(lens[perm], dtype=_dtype.int64)
+    padded = cat([data, pad]).index_select(0, _index(idx.ravel(), data)).reshape(idx.shape + tuple(data.shape[1:]))
+    return (padded.transpose(0, 1) if view else padded), tensor(lens[perm], dtype=_dtype.int64)
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -229,10 +235,14 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
-    """Splits a padded batch back into the list of its sequences, each cut to its length."""
+    """Splits a padded batch back into the list of its sequences (contiguous copies), each cut to its length.
+
+    Without ``batch_first`` the padded batch is transposed in place to ``(B, T, *)``.
+    """
     if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
-    return [seq[:int(n)] for seq, n in zip(padded_sequences, _host(lengths))]
+        padded_sequences.transpose_(0, 1)
+    steps = arange(padded_sequences.shape[1], device=padded_sequences.device)
+    return [seq[steps < int(n)] for seq, n in zip(padded_sequences, _host(lengths), strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
