@@ -170,8 +170,8 @@ def cast_scalar(value, dt):
     """The number ``value`` as a NumPy scalar of ``dt``, wrapping integers around as C casts do."""
     if dt in _dtype.FLOAT8:
         return _dtype.float32_to_float8(np, np.asarray(value), dt.np)[()]
-    if type(value) is float and dt.is_floating_point:
-        return dt.np.type(value)
+    if type(value) is float and dt.is_floating_point and (dt.itemsize == 8 or -65504.0 <= value <= 65504.0):
+        return dt.np.type(value)  # in range of every float dtype: no overflow to silence
     if isinstance(value, complex) and not dt.is_complex:
         value = value.real if dt is not _dtype.bool else value != 0  # as torch, without NumPy's warning
     with np.errstate(invalid="ignore", over="ignore"):

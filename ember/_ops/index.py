@@ -7,6 +7,7 @@ when adjacent, else first) is torch's rule.
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,8 @@ _FROM_NP = _dtype._FROM_NP
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got {})")
 _BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+_LONE_MASK, _LONE_BYTE_MASK = "mask", "byte mask"
+_BYTE_FILL = "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
 
 
 def _const(arr, device):
@@ -50,6 +53,9 @@ def _as_tuple_key(key):
         return key
     if type(key) is list and len(key) < 32 and any(
             k is None or k is Ellipsis or isinstance(k, (slice, Tensor, list, tuple, np.ndarray)) for k in key):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+                      "instead of x[seq]. It will be interpreted as a tensor index, x[tensor(seq)], which will result "
+                      "either in an error or a different result", UserWarning, stacklevel=4)  # the line holding x[key]
         return tuple(key)
     return (key,)
 
@@ -110,8 +116,13 @@ def _to_int(v):
 def _parse(x, key):
     """Splits ``key`` into a basic index (ints, slices and None, applied as a view of ``x``) and advanced index
     arrays at dimensions ``dims`` of that view. Returns (basic, dims, indices, strict); ``strict`` when the key
-    holds index tensors (values must then match ``x``'s dtype, as torch's index_put requires)."""
+    holds index tensors (values must then match ``x``'s dtype, as torch's index_put requires), ``_LONE_MASK`` or
+    ``_LONE_BYTE_MASK`` when its only one is a mask (a one-element value is then written as masked_fill does)."""
     items = [_classify(k, x) for k in _as_tuple_key(key)]
+    for kind, v in items:
+        if kind in (_MASK, _SEQ_MASK) and v.dtype == np.uint8:
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                          UserWarning, stacklevel=3)
     # torch counts a mask given as a list or array as one dimension when it expands an Ellipsis
     used = sum(v.ndim if kind == _MASK else kind in (_INT, _SLICE, _ARRAY, _SEQ_MASK) for kind, v in items)
     shape = x._data.shape
@@ -191,7 +202,11 @@ def _parse(x, key):
                                  f"{size}")
     while basic and basic[-1] == _ALL:
         basic.pop()
-    strict = any(kind in (_ARRAY, _MASK, _SEQ_MASK) for kind, _ in items)
+    adv = [v for kind, v in items if kind in (_BOOL, _ARRAY, _MASK, _SEQ_MASK)]
+    if len(adv) == 1 and not isinstance(adv[0], bool) and adv[0].dtype.kind in "bu":
+        strict = _LONE_MASK if adv[0].dtype.kind == "b" else _LONE_BYTE_MASK
+    else:
+        strict = bool(adv)
     return tuple(basic), tuple(dims), indices, strict
 
 
@@ -377,12 +392,15 @@ def _setitem(self, key, value):
     if key is False:  # as torch: nothing to write, nothing checked
         return
     if isinstance(key, Tensor) and key.dtype is _dtype.uint8 and (isinstance(value, numbers.Number) or
-                                                                 isinstance(value, Tensor) and value.ndim == 0):
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+                                                                 isinstance(value, Tensor) and value.numel() == 1):
+        raise RuntimeError(_BYTE_FILL)
     basic, dims, indices, strict = _parse(self, key)
+    if strict in (_LONE_MASK, _LONE_BYTE_MASK) and (not isinstance(value, Tensor) or value.numel() == 1):
+        if strict is _LONE_BYTE_MASK:
+            raise RuntimeError(_BYTE_FILL)
+        strict = False  # x[mask] = one element goes by masked_fill, which casts
     if isinstance(value, Tensor):
-        # torch's index_put wants equal dtypes; x[mask] = 0-d tensor goes by masked_fill, which casts
-        if strict and not (isinstance(key, Tensor) and key.dtype is _dtype.bool and value.ndim == 0):
+        if strict and key is not True:  # torch's index_put wants equal dtypes
             _check_same_dtype(self, value)
         value = _fit_value(value.to(self.dtype), _region_shape(self, basic, dims, indices), bool(dims))
     elif not isinstance(value, numbers.Number):
@@ -423,8 +441,12 @@ def index_put(input, indices, values, accumulate=False):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     if len(indices) > max(input.ndim, 1):
         raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {len(indices)})")
+    basic, dims, idx, strict = _parse(input, tuple(indices))
+    if strict in (_LONE_MASK, _LONE_BYTE_MASK) and values.numel() == 1 and not accumulate:
+        if strict is _LONE_BYTE_MASK:
+            raise RuntimeError(_BYTE_FILL)
+        values = values.to(input.dtype)  # written as masked_fill does
     _check_same_dtype(input, values)
-    basic, dims, idx, _ = _parse(input, tuple(indices))
     values = _fit_value(values, _region_shape(input, basic, dims, idx), True)
     return IndexPut.apply(input, values, *(_const(a, input.device) for a in idx), basic=basic, dims=dims,
                           accumulate=accumulate)

@@ -1,6 +1,8 @@
 """Gather and scatter along one dimension (gather, scatter, scatter_add, scatter_reduce, take_along_dim) and the
 index_* ops that select whole slices along one dimension (index_select, index_add, index_copy, index_fill,
 index_reduce). Gradients are as torch defines them, including scatter_reduce's prod, mean, amax and amin."""
+import warnings
+
 import numpy as np
 
 from .. import _dtype
@@ -19,6 +21,14 @@ __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim
 _ALL = slice(None)
 _UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
+_warned = set()
+
+
+def _warn_once(msg):
+    """Warns once per process, as torch does for beta and deprecated arguments."""
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 def _1d(a):
@@ -258,6 +268,9 @@ def scatter(input, dim, index, src=None, reduce=None, *, value=None):
     d = _check_scatter(input, dim, index, src)
     if not isinstance(src, Tensor):
         check_fill_value(src, input.dtype)
+    elif reduce is not None:
+        _warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+                   "PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
     return Scatter.apply(input, src, index, dim=d, reduce={"add": "sum", "multiply": "prod"}.get(reduce),
                          include_self=True)
 
@@ -281,8 +294,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
-    """``input`` read at ``indices`` along ``dim`` (the two broadcast in the other dimensions); with ``dim=None``,
-    the flattened ``input`` at the flattened ``indices``."""
+    """``input`` read at ``indices`` along ``dim`` (the two broadcast in the other dimensions; indices wrap modulo
+    the size of ``dim``); with ``dim=None``, the flattened ``input`` at the flattened ``indices``."""
     if dim is None:
         return write_out(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), out)
     if indices.dtype is not _dtype.int64:
@@ -298,8 +311,12 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     in_shape, idx_shape = shape[:d] + [input.shape[d]] + shape[d + 1:], shape[:d] + [indices.shape[d]] + shape[d + 1:]
     if list(input.shape) != in_shape:
         input = expand(input, in_shape)
-    if list(indices.shape) != idx_shape:
-        indices = _const(_xp(indices).broadcast_to(indices._data, idx_shape), indices.device)
+    n, idx = input.shape[d], indices._data
+    if idx.size:  # indices count modulo the size of ``dim``, so negative ones wrap
+        if n == 0:
+            raise RuntimeError("ZeroDivisionError")
+        idx = _xp(indices).remainder(idx, n)
+    indices = _const(_xp(indices).broadcast_to(idx, idx_shape), indices.device)
     return write_out(gather(input, d, indices), out)
 
 
@@ -479,6 +496,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
                            f"{reduce}.")
+    _warn_once("index_reduce() is in beta and the API may change at any time.")
     d = _check_index_add("index_reduce_", input, dim, index, source)
     _check_bounds(index, d, _size(input, d), IndexError, "index out of range in self")
     shape = [1] * source.ndim
