@@ -36,7 +36,7 @@ def _check_seed(seed, op="manual_seed"):
         seed = seed.item()
     if isinstance(seed, np.integer):
         seed = int(seed)
-    if not isinstance(seed, int):
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise RuntimeError(f"{op} expected a long, but got {type(seed).__name__}")
     if not -2 ** 63 <= seed < _U64:
         raise ValueError("Overflow when unpacking long long")
@@ -213,7 +213,7 @@ def _sampler(generator, dev):
 # -- global seeding --------------------------------------------------------------------------------------------------
 def manual_seed(seed):
     """Seeds the default CPU generator and every CUDA device's; returns the CPU generator."""
-    seed = _check_seed(seed)
+    seed = _check_seed(int(seed))
     default_generator.manual_seed(seed)
     from ._device import cuda_available
     if cuda_available():
@@ -518,11 +518,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if k > 2 ** 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     xp = array_module(input.device)
-    p = input._data.astype(np.float64).reshape(-1, k)
+    if k == 0 and (input.ndim == 1 or input.shape[0]):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    p = input._data.astype(np.float64).reshape(-1, max(k, 1))
     rows = p.shape[0]
     if p.size:
         if not (xp.isfinite(p) & (p >= 0)).all():
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            if not replacement or num_samples == 1:
+                raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            if not (p >= 0).all():  # NaN included
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
         total = p.sum(axis=1)
         if (total <= 0).any():
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")

@@ -88,7 +88,12 @@ class Tensor:
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return _tuple_new(Size, self._data.shape)
-        return self._data.shape[self._wrap_dim(dim)]
+        try:
+            return self._data.shape[self._wrap_dim(dim)]
+        except IndexError:
+            if self._data.ndim:
+                raise
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions") from None
 
     @property
     def ndim(self):
@@ -122,6 +127,8 @@ class Tensor:
 
     @data.setter
     def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
         self._data, self.dtype, self.device = other._data, other.dtype, other.device
 
     @property

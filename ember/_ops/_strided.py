@@ -1,6 +1,7 @@
 """Strided layouts as torch computes them, the index maps that give views their gradients, and the replay of
 views that makes in-place writes through a view visible to autograd."""
 import math
+import operator
 
 import numpy as np
 
@@ -98,8 +99,17 @@ def shape_arg(shape):
         shape = shape[0]
     for s in shape:
         if type(s) is not int:  # NumPy integers, 0-d tensors...
-            return tuple(map(int, shape))
+            return tuple(_index(s, i) for i, s in enumerate(shape))
     return shape if type(shape) is tuple else tuple(shape)
+
+
+def _index(s, pos):
+    """``s`` as a Python int when it is integral (``x.view(n / 2, -1)`` passes a float)."""
+    try:
+        return operator.index(s)
+    except TypeError:
+        raise TypeError(f"expected a tuple of ints, but found element of type {type(s).__name__} at "
+                        f"pos {pos}") from None
 
 
 dims_arg = shape_arg

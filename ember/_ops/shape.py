@@ -13,7 +13,7 @@ from .. import _dtype
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .reduce import sum as _sum
-from ._strided import Gather, ViewScatter, elem_strides
+from ._strided import Gather, ViewScatter, elem_strides, shape_arg
 from .memory_format import clone, contiguous, contiguous_format, suggest_format
 from .view import Diagonal, expand, flatten, narrow, reshape, transpose, unsqueeze
 from .view import diagonal as _diagonal
@@ -297,9 +297,7 @@ def repeat(input, *sizes, repeats=None):
         if sizes:
             raise TypeError("repeat() got multiple values for argument 'repeats'")
         sizes = (repeats,)
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = sizes[0]
-    sizes = tuple(int(s) for s in sizes)
+    sizes = shape_arg(sizes)
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)

@@ -240,7 +240,7 @@ def view(input, *shape, size=None, dtype=None):
     not allow one."""
     if size is not None or dtype is not None or not shape:
         shape = _view_args(shape, size, dtype)
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, Tensor, np.integer)):
         from .. import _dtype
         return view_dtype(input, _dtype.to_dtype(shape[0]))
     shape = _target_shape(shape, input._data.size)

@@ -4,6 +4,7 @@ Its ``forward`` receives the Tensors themselves (with gradient recording off) an
 instead subclass ``ember.autograd.function.Function``, whose forward computes on raw arrays.
 """
 import traceback
+import warnings
 
 from . import function as _fn
 from .function import ANOMALY, Function as _Primitive
@@ -42,6 +43,15 @@ class Function(_Primitive):
     _in_meta = None
     _for_forward = None
     _in_jvp = False
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so you "
+                      f"should invoke them on the class itself.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method: call "
+                           f"{type(self).__name__}.apply(...) instead.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):

@@ -132,6 +132,9 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
             raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
                                f"{list(target.shape)}")
         x = input.movedim(1, -1).reshape(-1, c)
+    if not x.dtype.is_floating_point:
+        frame = "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_tname(x.dtype)}'")
     t = target.reshape(-1)
     if t.dtype is not _dtype.int64:
         t = t.to(_dtype.int64)
@@ -158,6 +161,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         tensor(0.6931)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    if input.ndim and not input.dtype.is_floating_point:
+        input.log_softmax(0 if input.ndim == 1 else 1)  # raises the kernel's "not implemented for 'Long'"
     if input.shape == target.shape:
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if label_smoothing > 1.0:

@@ -452,6 +452,8 @@ class _BaseDataLoaderIter:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("DataLoader with num_workers=0 requires timeout == 0")
         self._fetcher = _worker.make_fetcher(self._iterable, self._dataset, self._auto_collation, self._collate_fn,
                                              self._drop_last)
 

@@ -117,6 +117,11 @@ class ConcatDataset(Dataset[T_co]):
                 raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
+    @property
+    def cummulative_sizes(self):
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`", FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
+
     def __len__(self):
         return self.cumulative_sizes[-1]
 

@@ -16,9 +16,6 @@ T_co = TypeVar("T_co", covariant=True)
 class Sampler(Generic[T_co]):
     """Base of all samplers: subclasses implement ``__iter__`` (indices) and usually ``__len__``."""
 
-    def __init__(self, data_source=None):
-        pass
-
     def __iter__(self):
         raise NotImplementedError
 
