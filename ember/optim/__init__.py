@@ -15,5 +15,6 @@ from .rprop import Rprop
 from .lbfgs import LBFGS
 from .adafactor import Adafactor
 from .muon import Muon
+from ._stateless import swap_in_optimizer_params_and_state
 from . import lr_scheduler
 from . import swa_utils

@@ -1,7 +1,7 @@
 """Adadelta."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _real, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["Adadelta"]
 
@@ -69,4 +69,4 @@ class Adadelta(Optimizer):
         tmp *= delta
         acc_delta *= rho
         acc_delta += tmp
-        param -= xp.multiply(delta, _to_scalar(group["lr"]), out=delta)
+        param -= xp.multiply(delta, _lr(group), out=delta)

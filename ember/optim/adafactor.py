@@ -1,7 +1,7 @@
 """Adafactor: second moments factored into row and column averages for parameters of 2 or more dims."""
 from .._creation import zeros, zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _lerp_, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _lerp_, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["Adafactor"]
 
@@ -75,7 +75,7 @@ class Adafactor(Optimizer):
         xp = _xp(p)
         param = p._data
         g = _grad_array(p, grad, group["maximize"])
-        lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
+        lr, wd = _lr(group), group["weight_decay"]
         eps1, eps2 = group["eps"]
         if eps1 is None:
             eps1 = float(xp.finfo(param.dtype).eps)

@@ -1,8 +1,8 @@
 """Adagrad."""
 from .._creation import full_like
 from .._tensor import Tensor
-from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _real, _scalar_tensor, _sparse_grad, _to_scalar,
-                        _xp)
+from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _lr, _real, _scalar_tensor, _sparse_grad,
+                        _to_scalar, _xp)
 
 __all__ = ["Adagrad"]
 
@@ -71,7 +71,8 @@ class Adagrad(Optimizer):
         step_t += 1
         if group["weight_decay"] != 0:
             g = param * group["weight_decay"] + g
-        clr = _to_scalar(group["lr"]) / (1 + (step_t.item() - 1) * group["lr_decay"])
+        lr = _to_scalar(group["lr"]) if group["fused"] else _lr(group)  # the fused step takes a float ``lr``
+        clr = lr / (1 + (step_t.item() - 1) * group["lr_decay"])
         std = xp.multiply(g, g)
         state_sum += std
         xp.sqrt(state_sum, out=std)
@@ -83,7 +84,7 @@ class Adagrad(Optimizer):
         step_t += 1
         if group["weight_decay"] != 0:
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
-        clr = _to_scalar(group["lr"]) / (1 + (step_t.item() - 1) * group["lr_decay"])
+        clr = _lr(group) / (1 + (step_t.item() - 1) * group["lr_decay"])
         index, g = _sparse_grad(grad, group["maximize"])
         state_sum, param = state["sum"]._data, p._data
         state_sum[index] += g * g

@@ -1,8 +1,8 @@
 """Adam, with optional AMSGrad and decoupled (AdamW) weight decay."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _lerp_, _opmath, _real, _scalar_tensor,
-                        _to_scalar, _xp)
+from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _hyper, _lerp_, _lr, _opmath, _real,
+                        _scalar_tensor, _to_scalar, _xp)
 
 __all__ = ["Adam"]
 
@@ -61,13 +61,22 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
         _check_betas(_to_scalar(lr), eps, betas, weight_decay)
         if not (isinstance(betas[0], float) and isinstance(betas[1], float)
                 or isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor)):
             raise ValueError("betas must be either both floats or both Tensors")
-        betas = tuple(_to_scalar(b) for b in betas)
+        for i, beta in enumerate(betas):
+            if isinstance(beta, Tensor):
+                if foreach and not capturable:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b for b in betas)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
@@ -85,8 +94,10 @@ class Adam(Optimizer):
         param = _real(p._data)
         g = _grad_array(p, grad, group["maximize"])
         exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
-        beta1, beta2 = group["betas"]
-        lr, wd, eps = _to_scalar(group["lr"]), group["weight_decay"], group["eps"]
+        beta1, beta2 = map(_hyper, group["betas"])
+        # the fused step takes a tensor ``lr`` as a Python float
+        lr = _to_scalar(group["lr"]) if group["fused"] else _lr(group)
+        wd, eps = group["weight_decay"], group["eps"]
         step_t = state["step"]._data
         step_t += 1
         step = step_t.item()

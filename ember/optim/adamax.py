@@ -2,7 +2,7 @@
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .adam import _check_betas
-from .optimizer import Optimizer, _grad_array, _lerp_, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _lerp_, _real, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["Adamax"]
 
@@ -57,6 +57,6 @@ class Adamax(Optimizer):
         xp.abs(g, out=tmp)
         tmp += group["eps"]
         xp.maximum(exp_inf, tmp, out=exp_inf)
-        clr = _to_scalar(group["lr"]) / (1 - beta1 ** step_t.item())
+        clr = _lr(group) / (1 - beta1 ** step_t.item())
         xp.divide(exp_avg * -clr, exp_inf, out=tmp)
         param += tmp

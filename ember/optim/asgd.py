@@ -1,7 +1,7 @@
 """ASGD: averaged stochastic gradient descent."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _real, _scalar_tensor, _to_scalar
+from .optimizer import Optimizer, _get_scalar_dtype, _grad_array, _real, _lr, _scalar_tensor, _to_scalar
 
 __all__ = ["ASGD"]
 
@@ -42,7 +42,7 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": _scalar_tensor(0.0), "eta": _scalar_tensor(_to_scalar(group["lr"])),
+        return {"step": _scalar_tensor(0.0), "eta": _scalar_tensor(_lr(group)),
                 "mu": _scalar_tensor(1.0), "ax": zeros_like(p)}
 
     def _update(self, p, grad, state, group):
@@ -50,7 +50,7 @@ class ASGD(Optimizer):
         g = _grad_array(p, grad, group["maximize"])
         ax = _real(state["ax"]._data)
         eta, mu = state["eta"]._data, state["mu"]._data
-        lr, lambd = _to_scalar(group["lr"]), group["lambd"]
+        lr, lambd = _lr(group), group["lambd"]
         step_t = state["step"]._data
         step_t += 1
         if group["weight_decay"] != 0:
@@ -65,5 +65,7 @@ class ASGD(Optimizer):
         else:
             ax[...] = param
         step = step_t.item()
-        eta[()] = lr / ((1 + lambd * lr * step) ** group["alpha"])  # stored rounded to the scalar dtype
-        mu[()] = 1 / max(1, step - group["t0"])
+        # rounded to the scalar dtype, even into a float64 ``eta`` (loaded from a state dict)
+        rounded = _get_scalar_dtype().np.type
+        eta[()] = rounded(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        mu[()] = rounded(1 / max(1, step - group["t0"]))

@@ -3,7 +3,7 @@ import math
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _to_scalar, _xp
+from .optimizer import Optimizer, _lr, _to_scalar, _xp
 
 __all__ = ["Muon"]
 
@@ -130,7 +130,7 @@ class Muon(Optimizer):
         param, g = p._data, grad._data
         if g.ndim != 2:
             raise ValueError("Param gradient must be a 2D matrix")
-        momentum, lr = group["momentum"], _to_scalar(group["lr"])
+        momentum, lr = group["momentum"], _lr(group)
         buf = state["momentum_buffer"]._data
         buf[...] = _lerp(xp, buf, g, 1 - momentum)
         update = _lerp(xp, g, buf, momentum) if group["nesterov"] else buf

@@ -2,7 +2,7 @@
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .adam import _check_betas, _moments
-from .optimizer import Optimizer, _grad_array, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _real, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["NAdam"]
 
@@ -53,7 +53,7 @@ class NAdam(Optimizer):
         g = _grad_array(p, grad, group["maximize"])
         exp_avg, exp_avg_sq = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
         beta1, beta2 = group["betas"]
-        lr, wd, momentum_decay = _to_scalar(group["lr"]), group["weight_decay"], group["momentum_decay"]
+        lr, wd, momentum_decay = _lr(group), group["weight_decay"], group["momentum_decay"]
         step_t = state["step"]._data
         step_t += 1
         step = step_t.item()

@@ -17,6 +17,7 @@ from .. import _dtype
 from .._device import CPU, array_module
 from .._kernels import get_num_threads
 from .._kernels.blas import spread
+from .._ops.binary import shape_error
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules._hooks import RemovableHandle
@@ -63,6 +64,17 @@ def _scalar_tensor(value):
 
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _hyper(x):
+    """An option for the scalar arithmetic of a step; a tensor one as a NumPy scalar of its dtype, so that it rounds
+    as arithmetic on a 0-d tensor does (a float32 ``lr`` of float64 parameters)."""
+    return x.detach().cpu()._data.reshape(-1)[0] if isinstance(x, Tensor) else x
+
+
+def _lr(group):
+    """The group's learning rate, as :func:`_hyper` gives it."""
+    return _hyper(group["lr"])
 
 
 _CAPTURABLE_TENSORS = {"NAdam": "params, mu_products and state_steps", "ASGD": "params, mus, etas, and state_steps"}
@@ -276,7 +288,10 @@ class Optimizer:
                         state = self.state[p] = new
                 if not p.is_meta:  # a meta parameter has no values to update
                     (sparse if is_sparse else work).append((p, grad, state, group))
-        _run_updates(self._update, work)
+        try:
+            _run_updates(self._update, work)
+        except ValueError as err:  # NumPy's broadcast error: a loaded state that does not fit its parameter
+            raise _state_shape_error(err, work) from None
         for item in sparse:
             self._update_sparse(*item)
         for p, *_ in chain(work, sparse):
@@ -428,6 +443,17 @@ def _run_updates(update, work):
         buckets[k].append(work[i])
         loads[k] += sizes[i]
     spread(lambda bucket: [update(*item) for item in bucket], buckets)
+
+
+def _state_shape_error(err, work):
+    """torch's RuntimeError for the first state tensor whose shape does not broadcast with its parameter's."""
+    for p, _, state, _ in work:
+        for v in (state or {}).values():
+            if isinstance(v, Tensor):
+                found = shape_error(err, v, p)
+                if found is not err:
+                    return found
+    return err
 
 
 def _xp(p):

@@ -1,7 +1,7 @@
 """RMSprop."""
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _lerp_, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _lerp_, _real, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["RMSprop"]
 
@@ -79,7 +79,7 @@ class RMSprop(Optimizer):
         else:
             xp.sqrt(square_avg, out=avg)
         avg += group["eps"]
-        lr = _to_scalar(group["lr"])
+        lr = _lr(group)
         if momentum > 0:
             buf = _real(state["momentum_buffer"]._data)
             buf *= momentum

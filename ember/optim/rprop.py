@@ -1,7 +1,7 @@
 """Rprop: resilient backpropagation."""
 from .._creation import full_like, zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _grad_array, _real, _scalar_tensor, _to_scalar, _xp
+from .optimizer import Optimizer, _grad_array, _real, _lr, _scalar_tensor, _to_scalar, _xp
 
 __all__ = ["Rprop"]
 
@@ -41,7 +41,7 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        lr = _to_scalar(group["lr"])
+        lr = _lr(group)
         return {"step": _scalar_tensor(0.0), "prev": zeros_like(p),
                 "step_size": full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)}
 

@@ -3,7 +3,7 @@ import math
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, _sparse_grad, _to_scalar, _xp
+from .optimizer import Optimizer, _lr, _sparse_grad, _to_scalar, _xp
 
 __all__ = ["SparseAdam"]
 
@@ -80,5 +80,5 @@ class SparseAdam(Optimizer):
         denom += old_sq
         denom = xp.sqrt(denom) + group["eps"]
         step = state["step"]
-        step_size = _to_scalar(group["lr"]) * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+        step_size = _lr(group) * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
         param[index] += -step_size * (numer / denom)
