@@ -43,8 +43,8 @@ class FractionalMaxPool(Function):
         xp = ctx.xp
         B, C, sizes = x.shape[0], x.shape[1], x.shape[2:]
         win = _windows(xp, samples[:B], sizes, out, ksize, order)
-        flat = x.reshape(B, C, -1)
-        values = xp.take_along_axis(flat, win.reshape(B, C, -1), axis=2).reshape(win.shape)
+        flat = x.reshape(B, C, math.prod(sizes))  # explicit sizes: B may be 0
+        values = xp.take_along_axis(flat, win.reshape(B, C, math.prod(win.shape[2:])), axis=2).reshape(win.shape)
         arg = xp.argmax(values, axis=-1)[..., None]  # the first max, as torch
         if x.dtype.kind == "f" and values.size and xp.isnan(values).any():  # torch keeps the last NaN
             nan = xp.isnan(values)[..., ::-1]
@@ -60,6 +60,7 @@ class FractionalMaxPool(Function):
     def backward(ctx, grad, _):
         shape = ctx.input_shape
         B, C = shape[:2]
-        idx = Tensor._make(ctx.idx.reshape(B, C, -1), _dtype.int64, grad.device)
+        points = math.prod(ctx.idx.shape[2:])
+        idx = Tensor._make(ctx.idx.reshape(B, C, points), _dtype.int64, grad.device)
         gx = _creation.zeros((B, C, math.prod(shape[2:])), dtype=grad.dtype, device=grad.device)
-        return gx.scatter_add(2, idx, grad.reshape(B, C, -1)).reshape(shape)
+        return gx.scatter_add(2, idx, grad.reshape(B, C, points)).reshape(shape)

@@ -45,7 +45,8 @@ def max_windows(xp, x, plan):
 
     The max is separable: one dim at a time from the last, so that each strided op runs over whole rows.
     ``idx`` follows the position of the running max within the dims reduced so far."""
-    x = _padded(xp, x, plan, _lowest(xp, x.dtype))
+    shape, lowest = x.shape, _lowest(xp, x.dtype)
+    x = _padded(xp, x, plan, lowest)
     itype = xp.uint8 if math.prod(plan.ksize) <= 256 else xp.int32
     cur, idx, done = x, None, 1
     for d in reversed(range(len(plan.ksize))):
@@ -66,8 +67,13 @@ def max_windows(xp, x, plan):
         cur, idx, done = best, new, done * k
     if idx is None:  # every kernel size is 1
         idx = xp.zeros(cur.shape, itype)
+    lead = (slice(None), slice(None))
+    if x.shape != shape and cur.size and (cur == lowest).any():  # rare: the max ties with the padding, whose
+        # positions come first: point at the window's first element inside the input, as torch
+        inside, low = _padded(xp, xp.ones(shape, bool), plan, False), cur == lowest
+        for p, pos in reversed(list(enumerate(_positions(plan)))):
+            xp.copyto(idx, itype(p), where=low & inside[lead + plan.slices(pos)])
     if x.dtype.kind == "f" and cur.size and xp.isnan(cur).any():  # rare: point at a NaN, as torch
-        lead = (slice(None), slice(None))
         for p, pos in enumerate(_positions(plan)):
             xp.copyto(idx, itype(p), where=xp.isnan(x[lead + plan.slices(pos)]))
     return cur, idx

@@ -11,3 +11,4 @@ from .loss import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
+from .. import grad  # noqa: F401,E402  F.grad.conv2d_input...

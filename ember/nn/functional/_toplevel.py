@@ -4,26 +4,32 @@ defaults, ``torch.embedding(weight, indices)`` takes its arguments the other way
 as an int (0: 'none', 1: 'mean', 2: 'sum'), and, as torch's bindings do, default to 0 ('none')."""
 
 __all__ = ["embedding", "embedding_renorm_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
+           "conv_transpose3d", "conv_tbc", "convolution", "max_pool1d", "max_pool2d", "max_pool3d",
+           "max_pool1d_with_indices", "avg_pool1d",
            "adaptive_avg_pool1d", "adaptive_max_pool1d", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_",
            "feature_dropout", "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "batch_norm", "instance_norm",
-           "group_norm", "layer_norm", "bilinear", "affine_grid_generator", "celu_", "selu_", "rrelu_", "threshold_",
+           "group_norm", "layer_norm", "native_batch_norm", "native_layer_norm", "native_group_norm",
+           "bilinear", "affine_grid_generator",
+           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "celu_", "selu_", "rrelu_", "threshold_",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
 
+from ... import _dtype
 from ..._tensor import register
+from ...autograd.grad_mode import no_grad as _no_grad
 import importlib
 
 _dropout_mod, _loss, _norm, _pool, _sparse = (importlib.import_module(f"{__package__}.{m}") for m in
                                               ("dropout", "loss", "normalization", "pooling", "sparse"))
 from .activation import celu_, prelu, selu_, threshold_
 from .activation import rrelu_ as _rrelu_
-from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
+from .conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,  # noqa: F401
+                   conv_tbc)
 from .linear import bilinear  # noqa: F401
 from .pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d_with_indices  # noqa: F401
 from .vision import channel_shuffle, native_channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: F401
-from .vision import affine_grid
+from .vision import affine_grid, grid_sample
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -38,6 +44,24 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     """Rescales, in place, the rows of ``input`` at ``indices`` to a ``norm_type``-norm of at most ``max_norm``."""
     _sparse._renorm_(input, indices, max_norm, norm_type)
     return input
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution (or, with ``transposed``, the transposed convolution) of a batched ``input`` by a weight of
+    as many dimensions."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim > 5:
+        raise RuntimeError(f"Expected a 3-, 4- or 5-dimensional weight, but got weight of size {list(weight.shape)}")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+    n = weight.ndim - 2
+    if transposed:
+        fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[n - 1]
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return (conv1d, conv2d, conv3d)[n - 1](input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -106,8 +130,53 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
     return _norm.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+def _stats(input, axes, eps, *params):
+    """The mean and ``1 / sqrt(var + eps)`` (biased) of ``input`` over ``axes``, kept, without gradient: computed in
+    float32 for a half ``input``, returned in float32 when float32 ``params`` accompany it, else in its dtype."""
+    half = input.dtype in (_dtype.float16, _dtype.bfloat16)
+    with _no_grad():
+        x = input.float() if half else input
+        mean, rstd = x.mean(axes, keepdim=True), (x.var(axes, unbiased=False, keepdim=True) + eps).rsqrt()
+    dtype = _dtype.float32 if half and _norm._mixed(input, *params) else input.dtype
+    return mean.to(dtype), rstd.to(dtype)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``(output, save_mean, save_invstd)``: the statistics (C,) of the batch in training, empty otherwise."""
+    c = input.shape[1]
+    out = _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    mean, rstd = _stats(input, (0,) + tuple(range(2, input.ndim)), eps, weight, bias, running_mean, running_var)
+    if not training:
+        return out, mean.new_empty(0), rstd.new_empty(0)
+    return out, mean.reshape(c), rstd.reshape(c)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """``(output, mean, rstd)``, the statistics shaped as ``input`` with the normalized dims of size 1."""
+    k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    out = _norm.layer_norm(input, normalized_shape, weight, bias, eps)
+    return (out,) + _stats(input, tuple(range(input.ndim - k, input.ndim)), eps, weight, bias)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """``(output, mean, rstd)``, the statistics (N, group)."""
+    out = _norm.group_norm(input, group, weight, bias, eps)
+    mean, rstd = _stats(input.reshape(N, group, (C // group) * HxW), (2,), eps, weight, bias)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
 def affine_grid_generator(theta, size, align_corners):
     return affine_grid(theta, size, align_corners)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """:func:`~ember.nn.functional.grid_sample` with the modes as ints: 0 bilinear, 1 nearest, 2 bicubic; 0 zeros,
+    1 border, 2 reflection."""
+    return grid_sample(input, grid, ("bilinear", "nearest", "bicubic")[interpolation_mode],
+                       ("zeros", "border", "reflection")[padding_mode], align_corners)
+
+
+grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
 def rrelu_(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):

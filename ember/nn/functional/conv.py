@@ -2,9 +2,10 @@
 from ... import _dtype
 from ..._autocast import lower_precision_inputs
 from ..._ops.conv import Col2im, Conv, ConvInput, Im2col, Plan, out_size
+from ..._ops.memory_format import contiguous, contiguous_format, suggest_format
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
-           "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
+           "unfold", "fold"]
 
 _AXES = ("depth", "height", "width")
 
@@ -33,19 +34,33 @@ def _check_input(input, n, name):
     return input.ndim == n + 1
 
 
-def _check_dtypes(input, weight, bias):
-    if weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.scalar_name(input.dtype)} but found "
-                           f"{_dtype.scalar_name(weight.dtype)}")
-    if bias is not None and bias.dtype is not input.dtype:
+def _check_dtypes(input, weight, bias, transposed=False):
+    """A bias of another dtype is reported first, but after the weight for a transposed convolution."""
+    bad_weight = weight.dtype is not input.dtype
+    if bias is not None and bias.dtype is not input.dtype and not (transposed and bad_weight):
         raise RuntimeError(f"Input type ({_CNAME.get(input.dtype.name, input.dtype.name)}) and bias type "
                            f"({_CNAME.get(bias.dtype.name, bias.dtype.name)}) should be the same")
+    if bad_weight:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_name(input.dtype)} but found "
+                           f"{_dtype.scalar_name(weight.dtype)}")
+
+
+def _laid_out_as(y, x, weight):
+    """The output in channels_last(_3d) when the batched input or the weight is (torch's rule), else as computed."""
+    if x._data.flags.c_contiguous and weight._data.flags.c_contiguous:
+        return y
+    fmt = suggest_format(x.shape, x.stride())
+    if fmt is contiguous_format:
+        fmt = suggest_format(weight.shape, weight.stride())
+    return y if fmt is contiguous_format else contiguous(y, fmt)
 
 
 _CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
 def _geometry(weight, stride, dilation, groups, n):
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if weight.ndim != n + 2:
         got = list(expand_param(stride, n, "stride"))
         raise RuntimeError(f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
@@ -104,7 +119,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
                            f"elements, but got bias of size {_shape(bias)} instead")
     _check_dtypes(x, weight, bias)
     y = Conv.apply(x, weight, bias, plan=Plan(x.shape, weight.shape[2:], stride, dilation, pads), groups=groups)
-    return y.squeeze(0) if unbatched else y
+    return y.squeeze(0) if unbatched else _laid_out_as(y, x, weight)
 
 
 @lower_precision_inputs
@@ -180,14 +195,14 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != Cout):
         raise RuntimeError(f"Given transposed=1, weight of size {_shape(weight)}, expected bias to be 1-dimensional "
                            f"with {Cout} elements, but got bias of size {_shape(bias)} instead")
-    _check_dtypes(x, weight, bias)
+    _check_dtypes(x, weight, bias, transposed=True)
     # The adjoint of the convolution mapping ``out`` to the input's size: output_padding extends the high side.
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
     plan = Plan((x.shape[0], Cout) + tuple(out), weight.shape[2:], stride, dilation, pads)
     y = ConvInput.apply(x, weight, plan=plan, groups=groups)
     if bias is not None:
         y = y + bias.reshape((Cout,) + (1,) * n)
-    return y.squeeze(0) if unbatched else y
+    return y.squeeze(0) if unbatched else _laid_out_as(y, x, weight)
 
 
 @lower_precision_inputs
@@ -227,6 +242,37 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                            "conv_transpose3d")
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution over a (time, batch, in_channels) sequence with a (kernel_width, in_channels, out_channels)
+    weight, ``pad`` steps of zeros at both ends; returns (time, batch, out_channels).
+
+    Example::
+
+        >>> F.conv_tbc(ember.randn(10, 2, 4), ember.randn(3, 4, 8), ember.zeros(8), 1).shape
+        ember.Size([10, 2, 8])
+    """
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    (T, B, _), (K, _, O) = input.shape, weight.shape
+    length = T + 2 * pad - K + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: [{length}, {B}, {O}]")
+    if length == 0:
+        return input.new_zeros((0, B, O)) + bias
+    x = input.permute(1, 2, 0)  # (B, C, T)
+    if pad < 0:  # a negative pad crops
+        x, pad = x[..., -pad:T + pad], 0
+    return conv1d(x, weight.permute(2, 1, 0), bias, padding=pad).permute(2, 0, 1).contiguous()
 
 
 def _fold_params(kernel_size, dilation, padding, stride):

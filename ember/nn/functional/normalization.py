@@ -79,6 +79,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         _check_numel(name, t, c)
     _mixed(input, weight, bias, running_mean, running_var)
+    if training and (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation "
@@ -88,9 +90,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     input = contiguous(input, suggest_format(input.shape, input.stride()))  # the result's layout: channels_last kept
     y, mean, var = Normalize.apply(input, _channel_view(weight, input.ndim), _channel_view(bias, input.ndim),
                                    axes=axes, eps=eps)
-    if running_mean is not None:
+    if running_mean is not None and input.numel():  # an empty batch leaves the statistics as they are
         _update(running_mean, mean.reshape(c), momentum)
-    if running_var is not None:
         n = input.numel() // c
         _update(running_var, var.reshape(c) * (n / (n - 1)), momentum)
     return y
@@ -113,6 +114,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         return _eval_norm(input, running_mean, running_var, weight, bias, eps)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     y, mean, var = Normalize.apply(contiguous(input), _channel_view(weight, input.ndim),
                                    _channel_view(bias, input.ndim), axes=tuple(range(2, input.ndim)), eps=eps)
     if running_mean is not None:
@@ -174,16 +177,20 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    fmt = suggest_format(input.shape, input.stride())  # the result's layout: channels_last kept
+    shape = (n, num_groups, c // num_groups, math.prod(input.shape[2:]))
     if _mixed(input, weight, bias):  # the affine in float32 too, rounded once to the input's dtype
-        g, shape = (num_groups, c // num_groups, 1), (n, num_groups, c // num_groups, math.prod(input.shape[2:]))
-        return Normalize.apply(input.reshape(shape), None if weight is None else weight.reshape(g),
-                               None if bias is None else bias.reshape(g), axes=(2, 3), eps=eps)[0].reshape(input.shape)
-    y = Normalize.apply(input.reshape(n, num_groups, -1), None, None, axes=(2,), eps=eps)[0].reshape(input.shape)
+        g = (num_groups, c // num_groups, 1)
+        y = Normalize.apply(input.reshape(shape), None if weight is None else weight.reshape(g),
+                            None if bias is None else bias.reshape(g), axes=(2, 3), eps=eps)[0].reshape(input.shape)
+        return contiguous(y, fmt)
+    y = Normalize.apply(input.reshape(n, num_groups, shape[2] * shape[3]), None, None, axes=(2,),
+                        eps=eps)[0].reshape(input.shape)
     if weight is not None:
         y = y * _channel_view(weight, input.ndim)
     if bias is not None:
         y = y + _channel_view(bias, input.ndim)
-    return y
+    return contiguous(y, fmt)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
@@ -204,4 +211,4 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for i in range(1, size):
         div = div + padded.narrow(1, i, c)
     div = (div * (alpha / size) + k) ** beta
-    return input / div
+    return input / contiguous(div, suggest_format(input.shape, input.stride()))  # the input's layout kept

@@ -1,13 +1,16 @@
 """Max, average, Lp and adaptive pooling, and max unpooling, over 1-3 spatial dims."""
 import math
+import operator
 
 from ... import _creation, _dtype, _random
 from ..._autocast import cpu_float32, cpu_float32_inputs, input_precision
 from ..._device import array_module
 from ..._ops.conv import Plan
 from ..._ops.fractional_pool import FractionalMaxPool
+from ..._ops.memory_format import channels_last, channels_last_3d, contiguous, suggest_format
 from ..._ops.pool import MaxPool, WindowSum
 from ..._tensor import Tensor
+from ...autograd.grad_mode import grad_enabled
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -46,6 +49,24 @@ def _batched(input, n, op):
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
+def _layout_of(y, x, formats=(channels_last,)):
+    """``y`` laid out as ``x`` when that is one of the channels_last ``formats`` the op keeps, as torch's kernels
+    write their outputs; else as computed."""
+    if x._data.flags.c_contiguous:
+        return y
+    fmt = suggest_format(x.shape, x.stride())
+    return contiguous(y, fmt) if fmt in formats else y
+
+
+def _kernel_dtypes(x, kernel, ints=()):
+    """torch's error for a dtype its CPU kernel lacks: all but the floating types and ``ints``."""
+    if not (x.dtype.is_floating_point or x.dtype in ints):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_name(x.dtype)}\'')
+
+
+_INTS = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
+
+
 def _out_size(size, k, s, p, d, ceil_mode):
     o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
     if ceil_mode and (o - 1) * s >= size + p:  # the last window must start inside the input or its left padding
@@ -72,6 +93,13 @@ def _plan(x, n, kernel_size, stride, padding, dilation, ceil_mode, op):
         if pp < 0 or pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
                                f"kernel_size={kk} and dilation={dd}")
+    if op.startswith("max") and any(pp > kk // 2 for kk, pp in zip(k, p)):  # max pooling halves the bare kernel
+        if n == 3:
+            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {k[0]} kW: "
+                               f"{k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}")
+        (kh, kw), (ph, pw) = ((1,) + k)[-2:], ((0,) + p)[-2:]
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
+                           f"padH = {ph}, kW = {kw}, kH = {kh}")
     sizes = x.shape[2:]
     out = tuple(_out_size(sz, kk, ss, pp, dd, ceil_mode) for sz, kk, ss, pp, dd in zip(sizes, k, s, p, d))
     if any(o < 1 for o in out):
@@ -85,8 +113,20 @@ def _plan(x, n, kernel_size, stride, padding, dilation, ceil_mode, op):
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n):
     op = f"max_pool{n}d"
     x, unbatched = _batched(input, n, op)
+    if n == 1 and not return_indices:
+        _kernel_dtypes(x, "max_pool1d_impl")
+        (k,), (p,) = _tuple(kernel_size, 1, "kernel_size", op), _tuple(padding, 1, "padding", op)
+        if k > 0 and p < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+        if k > 0 and p > k // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                               f"kernel_size={k}")
+    _kernel_dtypes(x, f"max_pool{max(n, 2)}d", _INTS)
     plan = _plan(x, n, kernel_size, stride, padding, dilation, ceil_mode, op)
     r = MaxPool.apply(x, plan=plan, indices=bool(return_indices))
+    if n > 1:
+        fmts = (channels_last, channels_last_3d)
+        r = tuple(_layout_of(t, x, fmts) for t in r) if return_indices else _layout_of(r, x, fmts)
     if unbatched:
         r = tuple(t.squeeze(0) for t in r) if return_indices else r.squeeze(0)
     return r
@@ -152,6 +192,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for avg_pool1d)")
     x, unbatched = _batched(input, n, op)
+    _kernel_dtypes(x, "avg_pool3d_out_frame" if n == 3 else "avg_pool2d", (_dtype.int64,))
     plan = _plan(x, n, kernel_size, stride, padding, 1, ceil_mode, op)
     if divisor_override is not None:
         if divisor_override == 0:
@@ -160,6 +201,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     else:
         divisor = _divisor(array_module(x.device), plan, count_include_pad)
     y = WindowSum.apply(x, plan=plan, divisor=divisor)
+    y = _layout_of(y, x) if n == 2 else y
     return y.squeeze(0) if unbatched else y
 
 
@@ -225,20 +267,36 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _adaptive_args(input, output_size, n, op):
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D tensor, but got {list(input.shape)}")
-    for d in range(1 if input.ndim == n + 2 else 0, input.ndim):
+    # 1-D and 2-D average pooling accept zero channels; all accept an empty first dim
+    first = input.ndim - n if op in ("adaptive_avg_pool1d", "adaptive_avg_pool2d") else 1
+    for d in range(first, input.ndim):
         if input.shape[d] == 0:
             raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input has "
                                f"sizes {list(input.shape)} with dimension {d} being empty")
     sizes = input.shape[-n:]
-    out = (output_size,) * n if isinstance(output_size, int) else tuple(output_size)
+    if not isinstance(output_size, (tuple, list)):
+        if n > 1 and not hasattr(output_size, "__index__"):
+            raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
+        output_size = (_int_size(output_size, op, None),) * n
+    out = tuple(output_size)
     if len(out) != n:
         raise RuntimeError(f"{op}: output_size must be {n}")
-    out = tuple(s if o is None else int(o) for o, s in zip(out, sizes))
+    out = tuple(s if o is None and n > 1 else _int_size(o, op, i) for i, (o, s) in enumerate(zip(out, sizes)))
     if min(out) < 0:
         raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
                            f"{{{', '.join(map(str, out))}}}")
     unbatched = input.ndim == n + 1
     return (input.unsqueeze(0) if unbatched else input), unbatched, sizes, out
+
+
+def _int_size(v, op, pos):
+    """An output size entry as an int (``pos``: its place in a tuple), with the TypeError of an argument parser."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        name = type(v).__name__
+        raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, " +
+                        (f"not {name}" if pos is None else f"but found element of type {name} at pos {pos}")) from None
 
 
 def _bounds(size, out):
@@ -267,6 +325,7 @@ def _adaptive_avg(input, output_size, n):
                 m[a:b, i] = 1.0 / (b - a)
             avg = Tensor._make(m, x.dtype, x.device)
             y = (y.movedim(2 + d, -1) @ avg).movedim(-1, 2 + d)
+    y = _layout_of(y, x) if n == 2 else y
     return y.squeeze(0) if unbatched else y
 
 
@@ -307,6 +366,7 @@ def adaptive_avg_pool3d(input, output_size):
 def _adaptive_max(input, output_size, return_indices, n):
     op = f"adaptive_max_pool{n}d"
     x, unbatched, sizes, out = _adaptive_args(input, output_size, n, op)
+    _kernel_dtypes(x, "adaptive_max_pool3d_cpu" if n == 3 else "adaptive_max_pool2d")
     if 0 in out:
         empty = x.flatten(2)[:, :, :0].reshape(x.shape[:2] + out)
         r = empty, empty.detach().long()
@@ -315,6 +375,8 @@ def _adaptive_max(input, output_size, return_indices, n):
         r = MaxPool.apply(x, plan=Plan(x.shape, k, k, (1,) * n, ((0, 0),) * n), indices=True)
     else:
         r = _gathered_max(x, sizes, out)
+    if n == 2:
+        r = tuple(_layout_of(t, x) for t in r)
     if unbatched:
         r = tuple(t.squeeze(0) for t in r)
     return r if return_indices else r[0]
@@ -338,6 +400,10 @@ def _gathered_max(x, sizes, out):
     index_t = Tensor._make(xp.asarray(index), _dtype.int64, x.device)
     windows = x.flatten(2)[:, :, index_t]  # (B, C, prod(out), window)
     values, arg = windows.max(-1)
+    nan = windows.isnan()
+    if nan.any():  # the last NaN of a window is its max, as torch
+        arg = (windows.shape[-1] - 1 - nan.flip(-1).byte().argmax(-1)).where(values.isnan(), arg)
+        values = windows.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     flat = index_t.expand(x.shape[:2] + index_t.shape).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     shape = x.shape[:2] + tuple(out)
     return values.reshape(shape), flat.reshape(shape)
@@ -409,6 +475,9 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, _random_
     if _random_samples is None:
         batch = 1 if input.ndim == n + 1 else input.size(0)
         _random_samples = _random.rand(batch, input.size(-n - 1), n, dtype=input.dtype, device=input.device)
+    if _random_samples.requires_grad and grad_enabled():
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument 'random_samples'. "
+                           "This input cannot have requires_grad True.")
     k = _fractional_arg(kernel_size, n, "kernel_size", op)
     out = _fractional_arg(output_size, n, "output_size", op)
     name = op if n == 2 else f"{op}_out"
@@ -500,6 +569,10 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(f"Input to max_unpooling{n}d should be a {n + 1}d or {n + 2}d Tensor, but got a tensor "
                            f"with {input.ndim} dimensions.")
+    if indices.dtype is not _dtype.int64:
+        raise RuntimeError("elements in indices should be type int64" +
+                           (f" but got: {_dtype.scalar_name(indices.dtype)}" if n < 3 else ""))
+    _kernel_dtypes(input, f"max_unpool{max(n, 2)}d")
     if indices.shape != input.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
@@ -525,6 +598,7 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
                            f"{'x'.join(map(str, size))})")
     flat = _creation.zeros(x.shape[:2] + (total,), dtype=x.dtype, device=x.device)
     y = flat.scatter(2, idx, x.flatten(2)).reshape(x.shape[:2] + tuple(size))
+    y = _layout_of(y, x) if n == 2 else y
     return y.squeeze(0) if unbatched else y
 
 
@@ -561,9 +635,13 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, n):
     k = _tuple(kernel_size, n, "kernel_size", f"lp_pool{n}d")
+    if norm_type in (math.inf, -math.inf):  # the largest (smallest) magnitude in each window
+        sign = 1 if norm_type > 0 else -1
+        return sign * _max_pool(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode, False, n)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[n - 1]
     out = pool(input.pow(norm_type), k, stride, 0, ceil_mode)
-    return (out.sign() * out.abs().clamp_min(0)).mul(math.prod(k)).pow(1.0 / norm_type)
+    # relu's gradient is zero where the sum is: no NaN from pow's infinite slope at 0
+    return (out.sign() * out.abs().relu()).mul(math.prod(k)).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

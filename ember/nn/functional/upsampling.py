@@ -9,7 +9,8 @@ from ..._device import array_module
 from ..._kernels import compiled
 from ..._kernels.parallel import get_num_threads, parallel_map
 from ...autograd.function import Function
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ..._ops.memory_format import channels_last, channels_last_3d
+from .pooling import _layout_of, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -170,8 +171,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                  f"with spatial dimensions of {spatial} and output size of {size}. Please provide "
                                  "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
                                  "format.")
+            if not all(_is_integer(s) for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                                f"int], but got size with types {[type(s) for s in size]}")
             out = [int(s) for s in size]
         else:
+            if not _is_integer(size) or isinstance(size, bool):
+                raise TypeError(f"upsample_{mode.replace('-', '_')}{dim}d() received an invalid combination of "
+                                f"arguments - got (Tensor, list, NoneType), but expected output_size to be a tuple "
+                                f"of ints, not {type(size).__name__}")
             out = [int(size)] * dim
     elif scale_factor is not None:
         if isinstance(scale_factor, (list, tuple)):
@@ -183,6 +191,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [float(s) for s in scale_factor]
         else:
             scales = [float(scale_factor)] * dim
+        if not all(abs(s * f) < 2 ** 63 for s, f in zip(spatial, scales)):  # also NaN
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
         out = [int(s * f) for s, f in zip(spatial, scales)]
     else:
         raise ValueError("either size or scale_factor should be defined")
@@ -212,6 +222,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise RuntimeError("Input and output sizes should be greater than 0, but got input (" +
                            ", ".join(f"{a}: {s}" for a, s in zip(names, spatial)) + ") output (" +
                            ", ".join(f"{a}: {o}" for a, o in zip(names, out)) + ")")
+    if mode != "area" and input.numel() == 0 and math.prod(input.shape[1:]) == 0:
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
     fixed_point = input.dtype is _dtype.uint8 and mode in ("bilinear", "bicubic")
@@ -246,7 +259,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         else:
             taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(n_in, n_out, scale, align_corners, ctype)
         x = Resample.apply(x, taps=tuple(_tap(xp, idx, w, input.ndim, ax) for idx, w in taps), axis=ax)
-    return x.to(input.dtype) if half else x
+    if x is input:  # every dim kept its size: still a new tensor, as torch's
+        return input.clone()
+    return _layout_of(x.to(input.dtype) if half else x, input, (channels_last, channels_last_3d))
+
+
+def _is_integer(v):
+    """An int, a NumPy integer or a 0-d integer tensor."""
+    if isinstance(v, int):
+        return True
+    floating = getattr(getattr(v, "dtype", None), "is_floating_point", False)
+    return hasattr(v, "__index__") and not floating and getattr(v, "ndim", 0) == 0
 
 
 def _source_scale(n_in, n_out, scale, align_corners, ctype):

@@ -12,6 +12,7 @@ from ..._ops.sample import SampleGrid
 from ..._ops.shape import cat
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from .pooling import _layout_of
 
 __all__ = ["pad", "grid_sample", "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle"]
@@ -167,7 +168,7 @@ class NearestMask(Function):
     @staticmethod
     def forward(ctx, vals, mask, grid):
         ctx.mask, ctx.grid_shape = mask, grid.shape
-        return vals * mask
+        return vals * (vals.dtype.type(mask) if isinstance(mask, float) else mask)  # a bfloat16 times a float: float32
 
     @staticmethod
     def backward(ctx, grad):
@@ -439,7 +440,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c // (r * r), r, r, h, w))
     x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
-    return x.reshape(lead + (c // (r * r), h * r, w * r))
+    return _shuffled(x.reshape(lead + (c // (r * r), h * r, w * r)), input, r == 1)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -467,7 +468,7 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
-    return x.reshape(lead + (c * r * r, h // r, w // r))
+    return _shuffled(x.reshape(lead + (c * r * r, h // r, w // r)), input, r == 1)
 
 
 def channel_shuffle(input, groups):
@@ -488,7 +489,13 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
     rest = tuple(input.shape[2:])
     x = input.reshape((input.shape[0], groups, c // groups) + rest).transpose(1, 2)
-    return x.reshape(input.shape)
+    return _shuffled(x.reshape(input.shape), input, groups in (1, c))
+
+
+def _shuffled(y, input, moved_nothing):
+    """A shuffle's result as torch gives it: a new tensor (not a view of ``input``, even when ``moved_nothing``),
+    channels_last when ``input`` is."""
+    return _layout_of(y.clone() if moved_nothing else y, input)
 
 
 native_channel_shuffle = channel_shuffle

@@ -136,6 +136,8 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim < 2:
             raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
@@ -157,6 +159,8 @@ class SyncBatchNorm(_BatchNorm):
             out.running_mean, out.running_var = module.running_mean, module.running_var
             out.num_batches_tracked = module.num_batches_tracked
             out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
         for name, child in module.named_children():
             out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return out

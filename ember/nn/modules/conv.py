@@ -177,39 +177,49 @@ class Conv3d(_Conv):
     _fn = staticmethod(F.conv3d)
 
 
-class _ConvTranspose(_ConvNd):
-    _fn = None
+class _ConvTransposeNd(_ConvNd):
+    """The base of the transposed convolutions (arguments as :class:`_ConvNd`'s, zero padding only)."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding,
+                 groups, bias, padding_mode, device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
-                         groups, bias, padding_mode, device, dtype)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+                         output_padding, groups, bias, padding_mode, device, dtype)
 
-    def _output_padding(self, input, output_size):
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
         """``output_padding``, or what makes the output ``output_size`` (its spatial dims, or all of them)."""
-        n = self._n
+        n = num_spatial_dims
         if output_size is None:
             return self.output_padding
         lead = 2 if input.ndim == n + 2 else 1
-        output_size = list(output_size)
         if len(output_size) == lead + n:
             output_size = output_size[lead:]
         if len(output_size) != n:
             raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or {lead + n} "
                              f"elements (got {len(output_size)})")
-        mins = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d] +
-                self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
-        maxs = [m + s - 1 for m, s in zip(mins, self.stride)]
+        dilation = dilation or (1,) * n
+        mins = [(input.shape[d + lead] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (kernel_size[d] - 1) + 1
+                for d in range(n)]
+        maxs = [m + s - 1 for m, s in zip(mins, stride)]
         for size, lo, hi in zip(output_size, mins, maxs):
             if size < lo or size > hi:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
-                                 f"{maxs} (for an input of {input.shape[lead:]})")
-        return tuple(s - m for s, m in zip(output_size, mins))
+                                 f"{maxs} (for an input of {input.shape[2:]})")
+        return [int(s) - m for s, m in zip(output_size, mins)]
+
+
+class _ConvTranspose(_ConvTransposeNd):
+    _fn = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
-        output_padding = self._output_padding(input, output_size)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size,
+                                              self._n, self.dilation)
         return self._fn(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                               self.dilation)
 
