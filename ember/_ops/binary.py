@@ -144,6 +144,11 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.save_for_backward(cond)
+        # NumPy widens a bfloat16 (or float8) array with a Python number to float64; the number takes its dtype
+        if getattr(a, "dtype", None) is not None and a.dtype.kind == "V" and isinstance(b, (int, float)):
+            b = ctx.xp.asarray(b, a.dtype)
+        elif getattr(b, "dtype", None) is not None and b.dtype.kind == "V" and isinstance(a, (int, float)):
+            a = ctx.xp.asarray(a, b.dtype)
         try:
             return ctx.xp.where(cond, a, b)
         except ValueError as e:

@@ -56,8 +56,8 @@ class ClassNLL(Function):
                 total = wt.sum()
                 if half is not None and w is None:  # torch counts a half input's rows in its dtype: 257 as 256
                     total = total.astype(half).astype(x.dtype)
-                with _quiet(xp):
-                    loss = loss / total
+                with _quiet(xp):  # nothing counted: NaN, the smoothing term included
+                    loss = loss / total if total else loss * xp.nan
         ctx.reduction, ctx.smoothing, ctx.logits, ctx.total = reduction, smoothing, logits, total
         ctx.t, ctx.valid, ctx.wt, ctx.w = t, valid, wt, w
         if ctx.needs_input_grad[0]:
@@ -72,8 +72,12 @@ class ClassNLL(Function):
         m, c = x.shape
         eps, t, valid, wt, w = ctx.smoothing, ctx.t, ctx.valid, ctx.wt, ctx.w
         rows = xp.arange(m)
+        undefined = None  # counted rows whose weights sum to 0: their gradient is 0 / 0, NaN
         if ctx.reduction == "mean":  # nothing counts when every row is ignored: a zero gradient, as torch's
-            gi = grad / float(ctx.total) if float(ctx.total) else grad * 0
+            total = float(ctx.total)
+            gi = grad / total if total else grad * 0
+            if not total and valid.any():
+                undefined = valid[:, None] if ctx.logits else valid[:, None] & (xp.arange(c) == t[:, None])
         else:
             gi = grad
         # b: the weighted (smoothed) target distribution of each row; a: its row sums
@@ -87,8 +91,10 @@ class ClassNLL(Function):
                 b += (valid * (eps / c))[:, None] * (1 if w is None else w)
             gi = gi.reshape(-1, 1) if gi.ndim else gi
             if not ctx.logits:
-                return -gi * _const(b, x), None, None
-            return gi * (x.softmax(1) * _const(a[:, None].astype(b.dtype), x) - _const(b, x)), None, None
+                out = -gi * _const(b, x)
+            else:
+                out = gi * (x.softmax(1) * _const(a[:, None].astype(b.dtype), x) - _const(b, x))
+            return (out if undefined is None else out.masked_fill(_const(undefined, x), float("nan"))), None, None
         work = x._data.dtype if x.dtype not in (_dtype.float16, _dtype.bfloat16) else xp.float32
         g = gi._data.astype(work)
         g = g[:, None] if g.ndim else g
@@ -100,6 +106,8 @@ class ClassNLL(Function):
         out[rows, t] -= (wt * (1 - eps) * (g[:, 0] if g.ndim else g)).astype(work)
         if eps:
             out -= ((valid * (eps / c))[:, None] * g) * (1 if w is None else w)
+        if undefined is not None:
+            out = xp.where(undefined, xp.nan, out)
         return Tensor._make(out.astype(x._data.dtype, copy=False), x.dtype, x.device), None, None
 
 
@@ -124,7 +132,8 @@ class BinaryCrossEntropy(Function):
     def backward(ctx, grad):
         x, t, w = ctx.saved_tensors
         g = grad if w is None else grad * w
-        gx = g * (x - t) / ((1 - x) * x).clamp_min(1e-12) if ctx.needs_input_grad[0] else None
+        # the clamp is 1e-12 rounded to float32, in every dtype
+        gx = g * (x - t) / ((1 - x) * x).clamp_min(9.999999960041972e-13) if ctx.needs_input_grad[0] else None
         gt = -g * x.logit() if ctx.needs_input_grad[1] else None
         return gx, gt, None
 

@@ -72,6 +72,13 @@ def _difference(input, target):
     return input - target
 
 
+def _float_kernel(name, input, target):
+    """torch's regression kernels have no integer or bool version: refuses two such operands."""
+    dt = _dtype.result_type(input, target)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_name(dt)}'")
+
+
 def _written_into(loss, dtype):
     """``loss`` cast to ``dtype``, the dtype of the tensor a loss computed in place would write it into."""
     if loss.dtype is dtype:
@@ -135,6 +142,8 @@ def _class_nll(input, target, weight, ignore_index, reduction, smoothing, logits
     if not x.dtype.is_floating_point:
         frame = "nll_loss_out_frame" if input.ndim <= 2 else "nll_loss2d_forward_out_frame"
         raise NotImplementedError(f"\"{frame}\" not implemented for '{_tname(x.dtype)}'")
+    if weight is not None and weight.dtype is not x.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(x.dtype)} but found {_tname(weight.dtype)}")
     t = target.reshape(-1)
     if t.dtype is not _dtype.int64:
         t = t.to(_dtype.int64)
@@ -339,6 +348,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input - log_sig
     if weight is not None:
         loss = loss * weight
+    if loss.shape != input.shape:  # weights broadcast to the input, never beyond it
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                           f"{list(loss.shape)}")
     return _reduce(_written_into(loss, _dtype.result_type(1, target)), reduction)  # in place into ``1 - target``
 
 
@@ -355,6 +367,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       stacklevel=3)  # past the autocast wrapper
     if reduction != "batchmean":
         reduction = _reduction(None, None, reduction)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or \
+            not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -384,6 +399,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _check_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    _float_kernel("mse", input, target)
     d = _difference(input, target)
     if d.dtype.is_complex:
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_dtype.scalar_name(d.dtype)}'")
@@ -397,6 +413,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _float_kernel("smooth_l1", input, target)
     d = _difference(input, target)
     z = d.abs()
     if beta == 0.0:
@@ -411,9 +428,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _float_kernel("huber", input, target)
     d = _difference(input, target)
     z = d.abs()
-    loss = _where(z < delta, d * d * 0.5, (z - 0.5 * delta) * delta)
+    loss = _written_into(_where(z < delta, d * d * 0.5, (z - 0.5 * delta) * delta), input.dtype)
     return _weighted(loss, weight, input, reduction, mean_by_weight=False)
 
 
@@ -476,8 +494,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if d == 1 and target.shape[0] not in (1, prod.shape[0]):
         raise RuntimeError(f"The size of tensor a ({target.shape[0]}) must match the size of tensor b "
                            f"({prod.shape[0]}) at non-singleton dimension 0")
-    mag1 = (input1 * input1).sum(d) + 1e-12
-    mag2 = (input2 * input2).sum(d) + 1e-12
+    eps = 9.999999960041972e-13  # 1e-12 rounded to float32, in every dtype
+    mag1 = (input1 * input1).sum(d) + eps
+    mag2 = (input2 * input2).sum(d) + eps
     cos = prod / (mag1 * mag2).sqrt()
     loss = _where(target == 1, 1 - cos, 0.0) + _where(target == -1, (cos - margin).clamp_min(0), 0.0)
     return _reduce(loss, reduction)
@@ -528,6 +547,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _no_grad_arg("multi_margin_loss", "weight", weight)
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    for arg, dt in ((target, _dtype.int64), (weight, x.dtype)):
+        if arg is not None and arg.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_tname(dt)} but found {_tname(arg.dtype)}")
     t = target.reshape(n, 1)
     if t.numel() and (bool((t < 0).any()) or bool((t >= c).any())):
         raise RuntimeError("target out of range")
@@ -629,8 +651,10 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 
 # -- sequences -------------------------------------------------------------------------------------------------------
-def _lengths(x, like):
+def _lengths(x, like, name):
     if isinstance(x, Tensor):
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            raise RuntimeError(f"{name} must be integral")
         return x.to(_dtype.int64)
     return tensor(list(x) if isinstance(x, (list, tuple)) else x, dtype=_dtype.int64, device=like.device)
 
@@ -641,8 +665,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     ``targets`` to ``log_probs`` ``(T, N, C)`` (log-softmaxed). ``targets`` are ``(N, S)`` padded, or the
     concatenation of the ``target_lengths``; 'mean' divides each loss by its target length first."""
     reduction = _reduction(None, None, reduction)
+    if log_probs.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim + 1}-dimensional tensor for "
+                           "argument #1 'log_probs' (while checking arguments for ctc_loss_allocate_outputs)")
+    if targets.ndim > 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor for argument #2 "
+                           "'targets' (while checking arguments for ctc_loss_allocate_outputs)")
     unbatched = log_probs.ndim == 2
-    input_lengths, target_lengths = _lengths(input_lengths, log_probs), _lengths(target_lengths, log_probs)
+    input_lengths = _lengths(input_lengths, log_probs, "input_lengths")
+    target_lengths = _lengths(target_lengths, log_probs, "target_lengths")
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
         input_lengths, target_lengths = input_lengths.reshape(1), target_lengths.reshape(1)
@@ -652,6 +683,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
         if lengths.numel() != n:
             raise RuntimeError(f"{name} must be of size batch_size")
+        if n and int(lengths.min()) < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value {int(lengths.min())} "
+                               "(while checking arguments for ctc_loss_allocate_outputs)")
     if n and int(input_lengths.max()) > big_t:
         raise RuntimeError(f"Expected input_lengths to have value at most {big_t}, but got value "
                            f"{int(input_lengths.max())} (while checking arguments for ctc_loss_allocate_outputs)")
@@ -677,7 +711,7 @@ def _pad_concatenated(targets, target_lengths):
     xp = array_module(targets.device)
     lengths = target_lengths._data
     n, width = lengths.shape[0], int(lengths.max()) if lengths.size else 0
-    if int(lengths.sum()) > targets.shape[0]:
+    if int(lengths.sum()) != targets.shape[0]:
         raise RuntimeError(f"Expected tensor to have size {int(lengths.sum())} at dimension 0, but got size "
                            f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
                            "ctc_loss_allocate_outputs)")
