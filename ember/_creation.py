@@ -1,4 +1,5 @@
 """Tensor creation: tensor/as_tensor/from_numpy, zeros/ones/full/empty and their *_like, arange, linspace, eye."""
+import array
 import contextlib
 import math
 import numbers
@@ -86,6 +87,8 @@ def _factory_size(args, op, kw, check=True):
 def _is_int(s):
     if isinstance(s, Tensor):
         return s.numel() == 1 and not (s.dtype.is_floating_point or s.dtype.is_complex or s.dtype is _dtype.bool)
+    if isinstance(s, np.ndarray):  # a 0-d integer array is an int
+        return s.ndim == 0 and s.dtype.kind in "iu"
     return isinstance(s, numbers.Integral) and not isinstance(s, bool)
 
 
@@ -197,8 +200,11 @@ def _number(x, op):
 
 
 # -- tensor() --------------------------------------------------------------------------------------------------
+_SEQUENCES = (list, tuple, _range, array.array, bytearray, memoryview)  # read element by element, as lists
+
+
 def _is_seq(x):
-    return isinstance(x, (list, tuple, _range)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+    return isinstance(x, _SEQUENCES) or (isinstance(x, np.ndarray) and x.ndim > 0)
 
 
 def _leaf_dtype(x):
@@ -281,7 +287,7 @@ def _scan(data):
 
 
 def _is_seq_type(t):
-    return issubclass(t, (list, tuple, _range, np.ndarray))
+    return issubclass(t, _SEQUENCES) or issubclass(t, np.ndarray)
 
 
 def _untensor(x):
@@ -303,7 +309,7 @@ def _checked_cast(arr, dt, from_python):
         if not dt.is_floating_point:
             lo, hi = _limits(dt)
             if k == "f":
-                bad = ~np.isfinite(arr) | (arr <= lo - 1) | (arr >= hi + 1)
+                bad = ~np.isfinite(arr) | (arr < lo) | (arr > hi)
             else:
                 bad = (arr > hi) | (arr < (-hi if lo == 0 else lo))
             if bad.any():
@@ -341,7 +347,7 @@ def _to_array(data, dtype):
             if any(v < 0 for v in arr.ravel().tolist()):
                 raise OverflowError("can't convert negative int to unsigned")
             return np.array(data, np.uint64), dt
-        if arr.dtype == object or arr.dtype.kind == "u" and arr.dtype != np.uint8 or (  # ints beyond int64
+        if arr.dtype == object or arr.dtype == np.uint64 and inferred is not _dtype.uint64 or (  # ints beyond int64
                 inferred is _dtype.int64 and arr.dtype.kind == "f" and not (dt.is_floating_point or dt.is_complex
                                                                             or dt is _dtype.bool)):
             raise ValueError("Overflow when unpacking long long")
@@ -353,7 +359,7 @@ def _to_array(data, dtype):
             64 if dt is _dtype.uint64 else 63):
         raise ValueError("Overflow when unpacking long long")
     arr = np.asarray(data)
-    return _checked_cast(arr, dt, not isinstance(data, np.generic)), dt
+    return _checked_cast(arr, dt, not isinstance(data, np.complexfloating)), dt
 
 
 def _check_byte_order(arr):
@@ -422,12 +428,20 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dt, device=device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     """Converts ``obj`` (a Tensor, an array, a DLPack/buffer-protocol object or Python data) to a tensor,
-    sharing memory when possible unless ``copy=True``; ``copy=False`` raises if a copy would be needed."""
+    sharing memory when possible unless ``copy=True``; ``copy=False`` raises if a copy would be needed.
+
+    A buffer-protocol object (``bytearray``, ``array.array``...) is read as raw bytes of ``dtype`` (the default
+    dtype when none is given). ``requires_grad=None`` keeps a tensor's own flag and history.
+    """
     dt = _dtype.to_dtype(dtype) if dtype is not None else None
     if device is None and _default_device is not None:
         device = _target(None)
+    if isinstance(obj, np.generic):
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. ")
+        obj, copy = np.array(obj), False  # already a copy
     if isinstance(obj, Tensor):
         src = obj
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__cuda_array_interface__"):
@@ -436,6 +450,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         src = from_dlpack(obj)
     elif hasattr(obj, "__array_interface__"):
         src = from_numpy(np.asarray(obj))
+    elif _has_buffer(obj):
+        src = frombuffer(obj, dtype=dt or _dtype.get_default_dtype())
     else:
         if copy is False:
             raise ValueError(f"can't alias Python sequence or scalar without copying (got {type(obj).__name__})")
@@ -443,14 +459,38 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         return _require_grad(t) if requires_grad else t
     t = src.to(dtype=dt, device=device)
     if t is src and copy:
-        t = Tensor._make(src._data.copy(), src.dtype, src.device)
+        t = src.clone()
     elif t is not src and copy is False:
         raise ValueError(f"asarray: can't avoid a copy converting {src.dtype} on {src.device} to "
                          f"{t.dtype} on {t.device} with copy=False")
-    if requires_grad:
-        t = t.detach() if t is src else t
-        _require_grad(t)
+    if requires_grad is None:
+        if t.requires_grad:
+            _warn_asarray_requires_grad()
+    elif requires_grad:
+        if not t.requires_grad:
+            _require_grad(t)
+    elif t.requires_grad:  # a leaf drops the flag in place, a result of the graph is detached
+        t = t.requires_grad_(False) if t.is_leaf else t.detach()
     return t
+
+
+def _has_buffer(obj):
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+_asarray_warned = []
+
+
+def _warn_asarray_requires_grad():
+    if not _asarray_warned:  # once per process, as torch warns
+        _asarray_warned.append(True)
+        warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
+                      "Pass requires_grad=False explicitly to get the old behavior and silence this warning.",
+                      UserWarning, stacklevel=3)
 
 
 def from_numpy(ndarray):
@@ -518,9 +558,15 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _filled("empty", None, shape, dtype, device, requires_grad, out)
 
 
-def _fill_dtype(value):
+def _fill_number(value, op):
+    """``full``'s fill value as a Python number: a number or a 0-d tensor."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise TypeError(f"{op}(): argument 'fill_value' (position 2) must be Number, not Tensor")
+    return _number(value, op)
+
+
+def _fill_dtype(v):
     """The dtype ``full`` infers from its fill value: of the Python number it is (a Tensor's too)."""
-    v = _number(value, "full")
     return _dtype.bool if isinstance(v, bool) else _dtype.int64 if isinstance(v, int) else \
         _dtype.complex_default() if isinstance(v, complex) else _dtype.get_default_dtype()
 
@@ -531,13 +577,14 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     shape = _size((size,), "full")
-    dt, dev = _factory("full", dtype, device, out, default=_fill_dtype(fill_value))
-    value = _number(fill_value, "full")
+    value = _fill_number(fill_value, "full")
+    dt, dev = _factory("full", dtype, device, out, default=_fill_dtype(value))
     check_fill(value, dt)
     return _filled("full", value, shape, dt, dev, requires_grad, out)
 
 
 def _make_like(input, value, dtype, device, requires_grad, memory_format):
+    _like_input(input, "zeros_like" if value == 0 else "ones_like" if value == 1 else "empty_like")
     dt = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
     dev = input.device if device is None else normalize(device)
     strides = like_strides(input._data, as_format(memory_format))  # None: C order
@@ -557,6 +604,11 @@ def _make_like(input, value, dtype, device, requires_grad, memory_format):
     return _finish(arr, dt, dev, requires_grad)
 
 
+def _like_input(input, op):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Zeros with the shape (and, unless given, dtype and device) of ``input``."""
     return _make_like(input, 0, dtype, device, requires_grad, memory_format)
@@ -574,7 +626,8 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """``fill_value`` everywhere, with the shape (and, unless given, dtype and device) of ``input``."""
-    value = _number(fill_value, "full_like")
+    _like_input(input, "full_like")
+    value = _fill_number(fill_value, "full_like")
     dt = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
     check_fill(value, dt)
     return _make_like(input, value, dt, device, requires_grad, memory_format)
@@ -585,6 +638,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     shape, stride = _size((size,), "empty_strided"), tuple(int(s) for s in stride)
     if len(stride) != len(shape):
         raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(stride)}")
     dt, dev = _factory("empty_strided", dtype, device, None)
     xp = array_module(dev)
     n = 0 if 0 in shape else 1 + sum((s - 1) * st for s, st in zip(shape, stride))
@@ -632,6 +687,8 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
         mem = memoryview(buffer)
     except TypeError:
         raise ValueError("object does not implement Python buffer protocol.") from None
+    if not mem.c_contiguous:
+        raise RuntimeError("could not retrieve buffer from object")
     dt = dtype if isinstance(dtype, _dtype.dtype) else _dtype_arg("frombuffer", dtype)
     size, item = mem.nbytes, dt.itemsize
     if size == 0 or count == 0:
@@ -688,18 +745,22 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     if step == 0:
         raise RuntimeError("step must be nonzero")
     integral = not dt.is_floating_point
+    n = None
+    if integral and dt is not _dtype.int64:  # the size from the given bounds, the values from truncated ones
+        if math.isfinite(start) and math.isfinite(end) and (step > 0 and end >= start or step < 0 and end <= start):
+            n = math.ceil((float(end) - float(start)) / float(step))
     if integral:  # torch accumulates integer ranges in int64: bounds and step are truncated first
         start, end, step = int(start), int(end) if math.isfinite(end) else end, int(step)
-        if step == 0:
+        if step == 0 and n is None:
             raise ValueError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if (step > 0 and end < start) or (step < 0 and end > start):
+    if n is None and ((step > 0 and end < start) or (step < 0 and end > start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if dt is _dtype.int64:
+    if n is None and dt is _dtype.int64:
         sgn = 1 if step > 0 else -1
         n = abs(end - start + step - sgn) // abs(step)  # C's integer division, exact for any int64 range
-    else:
+    elif n is None:
         n = math.ceil((float(end) - float(start)) / float(step))
     if dev is META:
         return _finish(meta_array((n,), dt.np), dt, dev, requires_grad, out)
@@ -720,8 +781,18 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         start, end = 0, start
     dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     n = int(math.floor((_number(end, "range") - _number(start, "range")) / _number(step, "range"))) + 1
-    return arange(start, start + (n - 0.5) * step, step, out=out, dtype=dt, device=device,
-                  requires_grad=requires_grad)
+    # an integer dtype truncates the bounds: ``n`` whole steps past ``start`` end the range exactly
+    stop = start + n * step if not dt.is_floating_point and isinstance(start + step, int) else \
+        start + (n - 0.5) * step
+    return arange(start, stop, step, out=out, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _bound(x, name, op):
+    """A ``start``/``end`` of ``linspace``/``logspace``: a number or a 0-d tensor."""
+    if isinstance(x, Tensor) and x.ndim:
+        raise RuntimeError(f"{op} only supports 0-dimensional start and end tensors, but got {name} with {x.ndim} "
+                           "dimension(s).")
+    return _number(x, op)
 
 
 def _steps(steps, op):
@@ -768,7 +839,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         >>> ember.linspace(0, 10, 5, dtype=ember.int64)
         tensor([ 0,  2,  5,  7, 10])
     """
-    start, end = _number(start, "linspace"), _number(end, "linspace")
+    start, end = _bound(start, "start", "linspace"), _bound(end, "end", "linspace")
     steps = _steps(steps, "linspace")
     complex_args = isinstance(start, complex) or isinstance(end, complex)
     dt, dev = _factory("linspace", dtype, device, out,
@@ -792,11 +863,13 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         >>> ember.logspace(0, 3, 4, base=2)
         tensor([1., 2., 4., 8.])
     """
-    start, end = _number(start, "logspace"), _number(end, "logspace")
+    start, end = _bound(start, "start", "logspace"), _bound(end, "end", "logspace")
     steps = _steps(steps, "logspace")
     dt, dev = _factory("logspace", dtype, device, out)
     if dt is _dtype.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if not dt.is_floating_point and not dt.is_complex:  # the exponents are converted to the integer type first
+        start, end = int(start), int(end)
     with np.errstate(all="ignore"):
         exps = _spaced(start, end, steps, _step_type(dt))
         arr = np.power(np.complex128(base) if dt.is_complex else np.float64(base), exps.astype(
@@ -838,6 +911,8 @@ def _tri_indices(name, row, col, offset, dtype, device, upper):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     dt, dev = _factory(name, dtype, device, None)
+    if dt not in (_dtype.int32, _dtype.int64):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype.scalar_name(dt)}'")
     xp = array_module(dev)
     with _on(dev):
         rows, cols = (xp.triu_indices if upper else xp.tril_indices)(row, offset, col)

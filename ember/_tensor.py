@@ -382,11 +382,13 @@ class Tensor:
 
     def __float__(self):
         self._check_scalar("float")
-        return float(self.item())
+        v = self.item()
+        return float(v.real if isinstance(v, complex) else v)
 
     def __int__(self):
         self._check_scalar("int")
-        return int(self.item())
+        v = self.item()
+        return int(v.real if isinstance(v, complex) else v)
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self._data.size != 1:
@@ -485,7 +487,10 @@ class Tensor:
             warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                           "or sourceTensor.detach().clone().requires_grad_(True), rather than "
                           "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-            data = data.detach()
+            with warnings.catch_warnings():  # warned once above, not again by tensor()
+                warnings.simplefilter("ignore", UserWarning)
+                return tensor(data.detach(), dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
@@ -541,11 +546,13 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype, dev = a.dtype, a.device
-            elif isinstance(a, _dtype.dtype) or a in (float, int, bool) or type(a).__name__ == "dtype":
+            elif isinstance(a, _dtype.dtype) or a in (float, int, bool, complex) or type(a).__name__ == "dtype":
                 dtype = _dtype.to_dtype(a)
             elif isinstance(a, bool):  # non_blocking, then copy
                 flags += 1
                 copy = copy or flags == 2 and a
+            elif isinstance(a, type):  # a class that is no dtype (np.float64...)
+                raise TypeError(f"to() received an invalid combination of arguments - got ({a.__name__})")
             elif a is not None:
                 dev = a
         from ._ops.convert import to_device_dtype

@@ -1,9 +1,13 @@
 """Moving a tensor to another dtype or device."""
+import warnings
+
 import numpy as np
 
 from .. import _dtype
 from .._device import CPU, META, array_module, meta_array, normalize
 from ..autograd.function import Function
+from ._strided import elem_strides
+from .memory_format import laid_out, like_strides, preserve_format
 
 
 class To(Function):
@@ -25,8 +29,14 @@ class To(Function):
                     x = array_module(device).asarray(x)
             ctx._device, ctx.xp = device, array_module(device)  # outputs (and their gradients) live on the new device
         if x.dtype == dtype.np:
-            return x.copy() if copy else x
-        return _cast(ctx.xp, x, dtype.np)
+            y = x.copy(order="K") if copy else x
+        else:
+            y = _cast(ctx.xp, x, dtype.np)
+        if y is not x and not x.flags.c_contiguous:  # torch's preserve_format: a dense input keeps its strides,
+            strides = like_strides(x, preserve_format)  # another gets the dense strides of its dimension order
+            if strides is not None and elem_strides(y) != strides:
+                y = laid_out(ctx.xp, y, strides)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
@@ -44,6 +54,9 @@ def _cast(xp, x, np_dtype):
         x = _dtype.float8_to_float32(xp, x, np_dtype)
         if x.dtype == np_dtype:
             return x
+    if x.dtype.kind == "c" and np_dtype.kind not in "cb":  # to bool: nonzero, without a warning
+        _warn_complex_to_real()
+        x = x.real
     if np_dtype in _dtype.FLOAT8_NP:
         return _dtype.float32_to_float8(xp, x, np_dtype)
     if x.dtype.kind not in "iub" and np_dtype.kind in "iu" and np_dtype.itemsize < 4:
@@ -51,6 +64,15 @@ def _cast(xp, x, np_dtype):
             x = x.astype(xp.int32)
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(np_dtype)
+
+
+_warned = []
+
+
+def _warn_complex_to_real():
+    if not _warned:  # once per process, as torch warns
+        _warned.append(True)
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
 
 
 def to_device_dtype(x, dtype, device, copy):
