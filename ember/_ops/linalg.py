@@ -1,7 +1,6 @@
 """Linear algebra: products (matmul.py), solvers (solve.py), decompositions (decomp.py), and matrix norms, cross
 and vecdot here."""
 import math
-import string
 import warnings
 
 from .. import _dtype
@@ -16,7 +15,7 @@ from .solve import check_float, check_matrix, inv, inv_ex, solve
 from .matmul import *  # noqa: F401,F403
 from .matmul import __all__ as _matmul_all
 from .view import broadcast_pair
-from .matmul import constant, einsum_labels, scalar_name, xp_of
+from .matmul import constant, scalar_name, write_same, xp_of
 from .solve import *  # noqa: F401,F403
 from .solve import __all__ as _solve_all
 from .reduce import vector_norm
@@ -89,13 +88,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype, out=out)
 
 
-def _levi_civita(xp, dtype):
-    e = xp.zeros((3, 3, 3), dtype)
-    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        e[i, j, k], e[j, i, k] = 1, -1
-    return e
-
-
 def linalg_cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim``; other dimensions broadcast."""
     if input.ndim != other.ndim:
@@ -107,12 +99,9 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(other.dtype)}")
     broadcast_pair(input.shape, other.shape)
-    # cross(a, b)_k = eps_ijk a_i b_j, with eps the Levi-Civita symbol
-    base = string.ascii_letters[:input.ndim]
-    i, j, k = base[d], "Y", "Z"
-    eps = constant(_levi_civita(xp_of(input), input.dtype.np), input)
-    r = einsum_labels([input, other, eps], [base, base.replace(i, j), i + j + k], base.replace(i, k))
-    return write_out(r, out)
+    # (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0), each product rounded in the inputs' dtype
+    r = input.roll(-1, d) * other.roll(1, d) - input.roll(1, d) * other.roll(-1, d)
+    return write_same(r, out)
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -140,7 +129,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     if n != m and n != 1 and m != 1:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
                            f"elements, but got {n} and {m} elements respectively")
-    return write_out((x.conj() * y).sum(dim), out)
+    return write_same((x.conj() * y).sum(dim), out, lambda r, o: f"linalg.vecdot: Expected out of dtype"
+                                                                  f"{scalar_name(r)} but found {scalar_name(o)}")
 
 
 _COND_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)

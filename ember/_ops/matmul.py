@@ -45,6 +45,25 @@ def xp_of(t):
     return array_module(t.device)
 
 
+def write_same(result, out, message=None):
+    """``write_out`` for the products whose ``out`` must already have the result's dtype; ``message(result_dtype,
+    out_dtype)`` words the error where it is not torch's usual one."""
+    if out is not None and out.dtype is not result.dtype:
+        raise RuntimeError(message(result.dtype, out.dtype) if message else
+                           f"Expected out tensor to have dtype {_CPP[result.dtype.name]}, but got "
+                           f"{_CPP[out.dtype.name]} instead")
+    return write_out(result, out)
+
+
+def _dot_message(r, o):
+    return f"result dtype {scalar_name(o)} does not match input dtype {scalar_name(r)}"
+
+
+def _tensordot_message(r, o):
+    return (f"tensordot: Expected the output tensor to have dtype {scalar_name(r)}, but got an output tensor with "
+            f"dtype {scalar_name(o)}")
+
+
 _DOT_MAX = 1 << 14  # output elements up to which ndarray.dot runs a 2-D product
 
 
@@ -90,6 +109,11 @@ class Matmul(Function):
             else:
                 gb = Matmul.apply(a.mT, grad)
         return ga, gb
+
+
+def _refuse_bool(t, kernel):
+    if t.dtype is _dtype.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _same_dtype(a, b):
@@ -160,17 +184,17 @@ def matmul(input, other, *, out=None):
         return write_out(_mm(input, other), out)
     if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and input.dtype is other.dtype is not _dtype.bool:
         r = Matmul.apply(input, other)  # two matrices that multiply: the common case needs no other check
-        return r if out is None else write_out(r, out)
+        return r if out is None else write_same(r, out)
     _matmul_check(input, other)
     da, db = len(sa), len(sb)
     if da >= 2 and db >= 2:
         r = Matmul.apply(input, other)
-        return r if out is None else write_out(r, out)
+        return r if out is None else write_same(r, out)
     a = reshape(input, (1, input.shape[0])) if da == 1 else input
     b = reshape(other, (other.shape[0], 1)) if db == 1 else other
     r = Matmul.apply(a, b)
     shape = r.shape[:-2] + ((r.shape[-2],) if da > 1 else ()) + ((r.shape[-1],) if db > 1 else ())
-    return write_out(reshape(r, shape), out)
+    return write_same(reshape(r, shape), out)
 
 
 _BOOL = _dtype.bool
@@ -212,17 +236,19 @@ def mm(input, mat2, *, out=None):
         from .._sparse import mm as sparse_mm
         return write_out(sparse_mm(input, mat2), out)
     _same_dtype(input, mat2)
+    _refuse_bool(input, "addmm_impl_cpu_")
     if input.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(input.shape)} and {_dims(mat2.shape)})")
-    return write_out(Matmul.apply(input, mat2), out)
+    return write_same(Matmul.apply(input, mat2), out)
 
 
-def _check_bmm(b1, b2):
+def _check_bmm(b1, b2, kernel):
     for name, t in (("batch1", b1), ("batch2", b2)):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
     if b1.dtype is not b2.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(b1.dtype)} but found {scalar_name(b2.dtype)}")
+    _refuse_bool(b1, kernel)
     if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1.shape[0]}, "
                            f"{b1.shape[2]}] but got: [{b2.shape[0]}, {b2.shape[1]}].")
@@ -231,8 +257,8 @@ def _check_bmm(b1, b2):
 @lower_precision_inputs
 def bmm(input, mat2, *, out=None):
     """Batched product of matrices: ``(b, n, m) @ (b, m, p)``."""
-    _check_bmm(input, mat2)
-    return write_out(Matmul.apply(input, mat2), out)
+    _check_bmm(input, mat2, "bmm")
+    return write_same(Matmul.apply(input, mat2), out)
 
 
 @input_precision
@@ -240,6 +266,7 @@ def mv(input, vec, *, out=None):
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _refuse_bool(input, "addmv_impl_cpu")
     return matmul(input, vec, out=out)
 
 
@@ -252,14 +279,16 @@ def _check_vectors(a, b):
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors."""
     _check_vectors(input, tensor)
-    return matmul(input, tensor, out=out)
+    _refuse_bool(input, "dot")
+    return write_same(matmul(input, tensor), out, _dot_message)
 
 
 @input_precision
 def vdot(input, other, *, out=None):
     """Inner product of two 1-D tensors, conjugating the first."""
     _check_vectors(input, other)
-    return matmul(input.conj(), other, out=out)
+    _refuse_bool(input, "dot")
+    return write_same(matmul(input.conj(), other), out, _dot_message)
 
 
 @lower_precision_inputs
@@ -270,7 +299,7 @@ def inner(input, other, *, out=None):
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
-    return write_out(tensordot(input, other, ([-1], [-1])), out)
+    return tensordot(input, other, ([-1], [-1]), out=out)
 
 
 def outer(input, vec2, *, out=None):
@@ -298,7 +327,7 @@ class AddMatmul(Function):
         xp = ctx.xp
         r = xp.matmul(a, b)
         if reduce_batch:
-            r = r.sum(0)
+            r = r.sum(0, dtype=r.dtype)
         kind = r.dtype.kind  # r is a fresh array: scale and accumulate in place
         if alpha != 1:
             r *= alpha if kind in "fc" else int(alpha)
@@ -347,8 +376,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     _same_dtype(mat1, mat2)
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(mat1.shape)} and {_dims(mat2.shape)})")
+    _refuse_bool(input, "addmm_impl_cpu_")
     _check_expandable(input, (mat1.shape[0], mat2.shape[1]))
-    return write_out(AddMatmul.apply(input, mat1, mat2, beta=beta, alpha=alpha, reduce_batch=False), out)
+    return write_same(AddMatmul.apply(input, mat1, mat2, beta=beta, alpha=alpha, reduce_batch=False), out)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -362,9 +392,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if mat.shape[1] != vec.shape[0] or input.ndim > 1 or input.numel() not in (1, n):
         raise RuntimeError(f"size mismatch, got input ({input.numel()}), mat ({_dims(mat.shape)}), vec "
                            f"({vec.shape[0]})")
+    _refuse_bool(input, "addmv_impl_cpu")
     col = reshape(input, (-1, 1)) if input.ndim else input
     r = AddMatmul.apply(col, mat, reshape(vec, (-1, 1)), beta=beta, alpha=alpha, reduce_batch=False)
-    return write_out(reshape(r, (n,)), out)
+    return write_same(reshape(r, (n,)), out)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -386,11 +417,11 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 @lower_precision_inputs
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
-    _check_bmm(batch1, batch2)
+    _check_bmm(batch1, batch2, "baddbmm")
     if input.dtype is not batch1.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(batch1.dtype)} but found {scalar_name(input.dtype)}")
     _check_expandable(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
-    return write_out(AddMatmul.apply(input, batch1, batch2, beta=beta, alpha=alpha, reduce_batch=False), out)
+    return write_same(AddMatmul.apply(input, batch1, batch2, beta=beta, alpha=alpha, reduce_batch=False), out)
 
 
 @lower_precision_inputs
@@ -407,8 +438,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"{_dims(batch2.shape[1:])})")
     if not input.dtype is batch1.dtype is batch2.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(batch1.dtype)} but found {scalar_name(input.dtype)}")
+    _refuse_bool(input, "addmm_impl_cpu_")
     _check_expandable(input, (batch1.shape[1], batch2.shape[2]))
-    return write_out(AddMatmul.apply(input, batch1, batch2, beta=beta, alpha=alpha, reduce_batch=True), out)
+    r = AddMatmul.apply(input, batch1, batch2, beta=beta, alpha=alpha, reduce_batch=True)
+    return write_same(r, out, lambda r, o: f"self and mat2 must have the same dtype, but got {scalar_name(o)} and "
+                                           f"{scalar_name(r)}")
 
 
 # -- einsum ------------------------------------------------------------------------------------------------------
@@ -428,6 +462,8 @@ class Einsum(Function):
         r = xp.einsum(eq, *ops, optimize=len(ops) > 1)
         if len(ops) == 1 and xp.may_share_memory(r, ops[0]):  # a pure relabelling gives a view; return a copy
             r = r.copy()
+        elif not r.flags.c_contiguous:  # a product comes out contiguous (``.view`` of attention scores)
+            r = xp.ascontiguousarray(r)
         return r
 
     @staticmethod
@@ -473,6 +509,9 @@ def einsum_labels(ops, labels, output):
     return Einsum.apply(*ops, labels=tuple(labels), output=output)
 
 
+_SUBLIST_LETTERS = string.ascii_uppercase + string.ascii_lowercase  # in ASCII order, as the implicit output sorts
+
+
 def _sublist_equation(args):
     """Turns torch's sublist form ``einsum(op0, [0, 1], op1, [1, 2], [0, 2])`` into an equation and operands."""
     def term(sub):
@@ -481,9 +520,11 @@ def _sublist_equation(args):
             if s is Ellipsis:
                 out += "..."
             elif isinstance(s, int) and 0 <= s < 52:
-                out += string.ascii_letters[s]
+                out += _SUBLIST_LETTERS[s]
+            elif isinstance(s, int):
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
             else:
-                raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), but got {s}")
+                raise TypeError(f"einsum(): subscripts must be integers or Ellipsis, but got {type(s).__name__}")
         return out
     n = len(args) // 2
     eq = ",".join(term(s) for s in args[1:2 * n:2])
@@ -576,21 +617,25 @@ def einsum(*args):
             ops = list(ops[0])
     else:
         equation, ops = _sublist_equation(args)
+    for i, op in enumerate(ops):
+        if not isinstance(op, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(op).__name__}")
     labels, out = _parse(equation, [tuple(op.shape) for op in ops])
     for op in ops[1:]:
         if op.dtype is not ops[0].dtype:
             raise RuntimeError(f"expected scalar type {scalar_name(ops[0].dtype)} but found {scalar_name(op.dtype)}")
-    r = Einsum.apply(*ops, labels=tuple(labels), output=out)
     dt = ops[0].dtype
     if not (dt.is_floating_point or dt.is_complex or dt is _dtype.int64):
-        # torch first sums away the labels found in one operand only, and sums of integers are int64
+        # the labels found in one operand only are summed away first, and sums of integers and bools are int64
         summed = [any(c not in out and not any(c in other for j, other in enumerate(labels) if j != i) for c in lab)
                   for i, lab in enumerate(labels)]
         if all(summed):
-            r = r.to(_dtype.int64)
+            ops = [op.to(_dtype.int64) for op in ops]
         elif any(summed):
             raise RuntimeError(f"expected scalar type {scalar_name(dt)} but found Long")
-    return r
+        elif dt is _dtype.bool and any(c not in out for lab in labels for c in lab):
+            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    return Einsum.apply(*ops, labels=tuple(labels), output=out)
 
 
 @lower_precision_inputs
@@ -605,10 +650,17 @@ def tensordot(a, b, dims=2, out=None):
         if dims > a.ndim or dims > b.ndim:
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(-dims, 0)), list(range(dims))
-    else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2:
+        for pos, (name, d) in enumerate(zip(("dims_self", "dims_other"), dims), 3):
+            if not isinstance(d, (list, tuple)):
+                raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of ints, not "
+                                f"{type(d).__name__}")
+        da, db = (list(d) for d in dims)
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
+    else:
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
     if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     la = string.ascii_letters[:a.ndim]
@@ -619,10 +671,16 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[wi]} in dim {i} "
                                f"and second has size {b.shape[wj]} in dim {j}")
         lb[wj] = la[wi]
+    for t, ds in ((a, da), (b, db)):
+        wrapped = [t._wrap_dim(d) for d in ds]
+        for d in wrapped:
+            if wrapped.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     lb = "".join(lb)
     keep = {la[a._wrap_dim(i)] for i in da}
     output = "".join(c for c in la if c not in keep) + "".join(c for c in lb if c not in la)
-    return write_out(Einsum.apply(a, b, labels=(la, lb), output=output), out)
+    _refuse_bool(a, "addmm_impl_cpu_" if output else "dot")
+    return write_same(Einsum.apply(a, b, labels=(la, lb), output=output), out, _tensordot_message)
 
 
 def kron(input, other, *, out=None):
@@ -703,7 +761,8 @@ def multi_dot(tensors, *, out=None):
                                f"{list(tensors[i + 1].shape)} cannot be multiplied")
     r = _multiply_chain(mats)
     shape = ((r.shape[0],) if first.ndim == 2 else ()) + ((r.shape[1],) if last.ndim == 2 else ())
-    return write_out(reshape(r, shape), out)
+    return write_same(reshape(r, shape), out, lambda r, o: f"multi_dot(): expected out tensor to have dtype "
+                                                           f"{_CPP[r.name]} but got {_CPP[o.name]}")
 
 
 @lower_precision_inputs

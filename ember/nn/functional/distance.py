@@ -77,6 +77,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_tname(t.dtype)}")
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16) and x1.device.type == "cpu":
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_tname(x1.dtype)}'")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
