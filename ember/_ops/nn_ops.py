@@ -145,6 +145,8 @@ class Threshold(_Piecewise):
 
     @staticmethod
     def forward(ctx, x, threshold, value):
+        if x.dtype == bool:
+            raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
         low = x <= threshold
         y = ctx.xp.where(low, ctx.xp.asarray(value).astype(x.dtype), x)
         if ctx.needs_input_grad[0]:
@@ -172,7 +174,6 @@ class RreluNoise(_Piecewise):
 
     @staticmethod
     def forward(ctx, x, r):
-        check_float(x, "leaky_relu_cpu")
         pos = x > 0
         r = r.astype(x.dtype, copy=False)
         y = ctx.xp.where(pos, x, x * r)

@@ -57,6 +57,10 @@ def threshold_(input, threshold, value):
 
 
 def _hardtanh(input, min_val, max_val):
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype is _dtype.uint8 and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _ops.Hardtanh.apply(input, lo=min_val, hi=max_val)
 
 
@@ -149,8 +153,10 @@ def _rrelu(input, lower, upper, training):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return _ops.LeakyRelu.apply(input, slope=(lower + upper) / 2)
-    r = empty(input.shape, dtype=input.dtype if input.dtype.is_floating_point else _dtype.float32,
-              device=input.device).uniform_(lower, upper)
+    if not input.dtype.is_floating_point or input.dtype is _dtype.float16 and input.device.type == "cpu":
+        name = _dtype.scalar_name(input.dtype)
+        raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for \'{name}\'')
+    r = empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper)
     return _ops.RreluNoise.apply(input, r=r._data)
 
 
@@ -169,6 +175,8 @@ def glu(input, dim=-1):
     """The gated linear unit ``a * sigmoid(b)``, with ``a`` and ``b`` the two halves of ``input`` along ``dim``."""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
     d = input._wrap_dim(dim)
     n = input.shape[d]
     if n % 2:

@@ -20,6 +20,8 @@ def _check_padding_idx(padding_idx, num, what="Padding_idx"):
 
 
 def _check_indices(input, op):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'indices' (position 2) must be Tensor, not {type(input).__name__}")
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for {op})")
@@ -127,9 +129,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if xp_off.size and int(xp_off[-1]) > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
                            f"{int(xp_off[-1])}")
+    if include_last_offset and not xp_off.size:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if mode != "max" and xp_off.size > 1 and bool((xp_off[1:] < xp_off[:-1]).any()):
+        raise RuntimeError("embedding_bag: offsets has to be a non-decreasing sequence")
     bags = xp_off.shape[0] - (1 if include_last_offset else 0)
     starts = xp_off[:bags]
-    end = int(xp_off[-1]) if include_last_offset and bags >= 0 else n
+    end = 0 if bags == 0 else int(xp_off[-1]) if include_last_offset else n
     xp = array_module(input.device)
     # positions kept: inside some bag and not padding; each one's bag number
     pos = xp.arange(end)
@@ -139,16 +145,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     seg = xp.searchsorted(starts, pos, side="right") - 1
     idx = Tensor._make(input._data[pos], input.dtype, input.device)
     rows = embedding(idx, weight, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    half = mode != "max" and rows.dtype in (_dtype.float16, _dtype.bfloat16)  # summed in float32
+    if half:
+        rows = rows.float()
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[Tensor._make(pos, _dtype.int64, input.device)].unsqueeze(1)
     seg_t = Tensor._make(seg.astype(xp.int64), _dtype.int64, input.device)
-    out = zeros((max(bags, 0), weight.shape[1]), dtype=rows.dtype, device=weight.device)
+    out = zeros((bags, weight.shape[1]), dtype=rows.dtype, device=weight.device)
     if mode == "max":
         index = seg_t.unsqueeze(1).expand(rows.shape)
         return out.scatter_reduce(0, index, rows, "amax", include_self=False)
     out = out.index_add(0, seg_t, rows)
+    if half:
+        out = out.to(weight.dtype)
     if mode == "mean":
-        counts = xp.bincount(seg, minlength=max(bags, 0)).astype(out.dtype.np)
+        counts = xp.bincount(seg, minlength=bags).astype(out.dtype.np)
         out = out / Tensor._make(xp.maximum(counts, 1)[:, None], out.dtype, out.device)
     return out
 
@@ -167,9 +178,9 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     a = tensor._data
     xp = array_module(tensor.device)
+    if a.size == 0 and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if num_classes == -1:
-        if a.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(a.max()) + 1
     if a.size:
         if a.min() < 0:
