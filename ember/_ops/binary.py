@@ -68,6 +68,7 @@ def public(cls, name, doc, half_scalars=False):
             r = recover(e, cls, input, other)
         return r if out is None else write_out(r, out)
     op.__name__ = op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name, co_qualname=name)  # names the op in tracebacks and errors
     op.__doc__ = doc
     return op
 
@@ -87,6 +88,7 @@ def public_tensors(cls, name, doc):
             r = recover(e, cls, input, other)
         return r if out is None else write_out(r, out)
     op.__name__ = op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name, co_qualname=name)  # names the op in tracebacks and errors
     op.__doc__ = doc
     return op
 
@@ -479,7 +481,7 @@ class Pow(Binary):
     def forward(ctx, a, b):
         xp = ctx.xp
         y = _int_pow(xp, a, b) if _is_integral(a, b) else ufunc2(xp.power, a, b)
-        ctx.save_for_backward(a, b, y)
+        ctx.save_for_backward(a, b, y if ctx.needs_input_grad[1] else None)  # y only enters the exponent's grad
         return y
 
     @staticmethod
@@ -506,6 +508,17 @@ class Pow(Binary):
         return ga, gb
 
 
+class PowRounded(Pow):
+    """bfloat16 ``input ** 3`` and ``input ** -2`` as products, rounded after each step."""
+    half_in_float32 = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        y = a * a * a if b == 3 else 1 / (a * a)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` elementwise; either may be a Python number.
 
@@ -516,8 +529,12 @@ def pow(input, exponent, *, out=None):
     """
     if input.__class__ is float or exponent.__class__ is float:
         input, exponent = half_scalar(input, exponent)
+    op = Pow
+    if exponent.__class__ in (int, float) and (exponent == 3 or exponent == -2) and \
+            getattr(input, "dtype", None) is _dtype.bfloat16:
+        op = PowRounded
     try:
-        r = Pow.apply(input, exponent)
+        r = op.apply(input, exponent)
     except (ValueError, OverflowError) as e:
         r = recover(e, Pow, input, exponent)
     return r if out is None else write_out(r, out)

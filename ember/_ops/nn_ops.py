@@ -524,6 +524,15 @@ class LogSigmoid(_Smooth):
     def df(m, x, a):  # sigmoid(-x)
         return m.where(x >= 0, a, 1.0) / (a + 1)
 
+    @classmethod
+    def backward(cls, ctx, grad):
+        (x,) = ctx.saved_tensors
+        if x.dtype is _dtype.float16 or x.dtype is _dtype.bfloat16:  # the kernel keeps exp(-|x|) in the half dtype
+            xp, xf = ctx.xp, x._data.astype(np.float32)
+            a = xp.exp(-xp.abs(xf)).astype(x._data.dtype).astype(np.float32)
+            ctx.d = cls.df(_Raw(xp), xf, a)
+        return super().backward(ctx, grad)
+
     @staticmethod
     def d2f(x):
         return -(x.sigmoid() * (-x).sigmoid())

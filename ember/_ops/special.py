@@ -10,7 +10,7 @@ from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, 
 from .._tensor import Tensor, inplace, register, write_out
 from .binary import (Binary, Xlogy, _floats, _where, public as _public2, public_tensors as _public_tensors,
                      recover)
-from .unary import FloatUnary, _public
+from .unary import FloatUnary, _public, half_in_float32
 
 _SPECIAL = {}
 
@@ -35,7 +35,11 @@ class Sigmoid(FloatUnary):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return grad * (1 - y) * y
+        return half_in_float32(_sigmoid_grad, grad, y, float16=False)  # float16 rounds after each step
+
+
+def _sigmoid_grad(grad, y):
+    return grad * (1 - y) * y
 
 
 sigmoid = _public(Sigmoid, "sigmoid", "The logistic function ``1 / (1 + exp(-input))``.")
@@ -473,6 +477,7 @@ def _polynomial(name, first, step, closed=None, shift=False, doc=""):
             r = recover(e, cls, x, n)
         return r if out is None else write_out(r, out)
     op.__name__ = op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name, co_qualname=name)  # names the op in tracebacks and errors
     op.__doc__ = doc
     return op
 
