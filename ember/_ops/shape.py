@@ -99,7 +99,14 @@ def cat(tensors, dim=0, *, axis=None, out=None):
                 if k != d and t.shape[k] != ref.shape[k]:
                     raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                        f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
-    return write_out(Cat.apply(*tensors, dim=d), out)
+    return write_out(Cat.apply(*tensors, dim=d), _cast_out(tensors, out))
+
+
+def _cast_out(tensors, out):
+    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{_dtype.scalar_name(out.dtype)}")
+    return out
 
 
 concat = concatenate = cat
@@ -115,7 +122,7 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     d = wrap_dim(dim, tensors[0].ndim + 1)
-    return write_out(Cat.apply(*[unsqueeze(t, d) for t in tensors], dim=d), out)
+    return write_out(Cat.apply(*[unsqueeze(t, d) for t in tensors], dim=d), _cast_out(tensors, out))
 
 
 def _atleast(n, tensors):
@@ -147,15 +154,22 @@ def atleast_3d(*tensors):
     return _atleast(3, tensors)
 
 
+def _nonempty(tensors, op):
+    tensors = _tensor_list(tensors, op)
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return tensors
+
+
 def hstack(tensors, *, out=None):
     """Concatenates column-wise (1-D tensors end to end)."""
-    tensors = atleast_1d(tuple(_tensor_list(tensors, "hstack")))
+    tensors = atleast_1d(tuple(_nonempty(tensors, "hstack")))
     return cat(tensors, 0 if tensors and tensors[0].ndim == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
     """Concatenates row-wise (1-D tensors become rows)."""
-    return cat(atleast_2d(tuple(_tensor_list(tensors, "vstack"))), 0, out=out)
+    return cat(atleast_2d(tuple(_nonempty(tensors, "vstack"))), 0, out=out)
 
 
 row_stack = vstack
@@ -163,12 +177,12 @@ row_stack = vstack
 
 def dstack(tensors, *, out=None):
     """Concatenates depth-wise (along the third dimension)."""
-    return cat(atleast_3d(tuple(_tensor_list(tensors, "dstack"))), 2, out=out)
+    return cat(atleast_3d(tuple(_nonempty(tensors, "dstack"))), 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
     """Stacks 0-d/1-d tensors as columns, and concatenates 2-D ones, along dimension 1."""
-    tensors = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")]
+    tensors = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _nonempty(tensors, "column_stack")]
     return cat(tensors, 1, out=out)
 
 
@@ -230,6 +244,8 @@ class Roll(Function):
 def roll(input, shifts, dims=None):
     """Rotates the elements of ``input`` by ``shifts`` places along ``dims`` (of the flattened tensor if None)."""
     shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(int(s) for s in shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
@@ -247,6 +263,8 @@ def roll(input, shifts, dims=None):
 
 def rot90(input, k=1, dims=(0, 1)):
     """Rotates ``input`` by 90 degrees ``k`` times in the plane of ``dims``, from the first axis to the second."""
+    if isinstance(k, (bool, float)):
+        raise TypeError(f"rot90(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.ndim < 2:
@@ -340,8 +358,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # the index form: input holds the counts
         counts = input
         if counts.ndim != 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        return repeat_interleave(arange(counts.shape[0], device=counts.device), counts, 0)
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.dtype.name not in ("int32", "int64"):
+            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_scalar_name(counts.dtype)}'")
+        return repeat_interleave(arange(counts.shape[0], dtype=counts.dtype, device=counts.device), counts, 0,
+                                 output_size=output_size)
     if dim is None:
         input, d = flatten(input), 0
     else:
@@ -349,7 +370,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     n = input.shape[d] if input.ndim else 1
     xp = _xp(input)
     if isinstance(repeats, Tensor):
-        if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
+        if repeats.dtype.name not in ("int32", "int64"):
             raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_scalar_name(repeats.dtype)}'")
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -368,6 +389,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if input.ndim == 0:
         input = reshape(input, 1)
     src = _repeat_index(counts, xp)
+    if output_size is not None and output_size != len(src):
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {len(src)} but got {output_size}"
+                           if not isinstance(repeats, Tensor) else "allocated size does not match required size")
     flat = xp.arange(input.numel()).reshape(input.shape)
     return Gather.apply(input, index=xp.take(flat, src, axis=d))
 
@@ -495,7 +519,7 @@ def block_diag(*tensors):
     if not mats:
         from .._creation import zeros
         return zeros((1, 0))
-    dt = _dtype.result_type(*mats)
+    dt = _dtype.result_type(*tensors)  # 0-d inputs promote as scalars do
     width = sum(m.shape[1] for m in mats)
     rows, left = [], 0
     for m in mats:

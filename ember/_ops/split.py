@@ -3,6 +3,7 @@ variants."""
 
 __all__ = ["split", "split_with_sizes", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "unbind", "unsafe_split",
            "unsafe_chunk", "unsafe_split_with_sizes"]
+from .. import _dtype
 from .._tensor import Tensor, register, wrap_dim
 from ..autograd.function import Function
 from ._strided import ViewScatter, along, run_view, writeable_view
@@ -131,7 +132,10 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, indices=None, sectio
     n = input.shape[d]
     arg = indices_or_sections
     if isinstance(arg, Tensor):
-        if arg.dtype.is_floating_point or arg.dtype.is_complex or arg.dtype.name == "bool" or arg.ndim > 1:
+        if arg.dtype.name != "int64":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_dtype.scalar_name(arg.dtype)}")
+        if arg.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
         arg = arg.item() if arg.ndim == 0 else arg.tolist()

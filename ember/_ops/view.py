@@ -195,9 +195,12 @@ def _infer_shape(shape, numel):
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {shape}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                               "dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -285,12 +288,15 @@ def view_dtype(input, dtype):
         if not input.ndim:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         if input.stride(-1) != 1:
-            raise RuntimeError("self.stride(-1) must be 1 to view with a different element size")
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {input.stride(-1)}")
         if new > old:
             ratio = new // old
             for name, n in (("size(-1)", input.shape[-1]), ("storage_offset()", input.storage_offset())):
                 if n % ratio:
                     raise RuntimeError(f"self.{name} must be divisible by {ratio} {what}, but got {n}")
+            for d, n in enumerate(input.stride()[:-1]):
+                if n % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {n}")
     return ViewDtype.apply(input, dtype=dtype)
 
 
@@ -363,6 +369,8 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
                            f"the same number of dims as destination ({list(dst)} dims)")
+    if n == 0:
+        return Permute.apply(input, dims=())
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -433,6 +441,9 @@ def squeeze(input, dim=None):
         dims = range(n)
     else:
         dims = [wrap_dim(int(d), n) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return Squeeze.apply(input, dims=tuple(d for d in dims if n and input.shape[d] == 1))
 
 
@@ -460,9 +471,9 @@ def unsqueeze(input, dim):
 def flatten(input, start_dim=0, end_dim=-1):
     """``input`` with dimensions ``start_dim..end_dim`` merged into one (a view when the layout allows)."""
     n = input.ndim
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
     if n == 0:
         return reshape(input, 1)
-    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -473,6 +484,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     """A view of ``input`` with dimension ``dim`` split into ``sizes`` (one entry may be -1)."""
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten: Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -519,6 +532,9 @@ def narrow(input, dim, start, length):
     """A view of ``input`` restricted to ``length`` entries of dimension ``dim`` from ``start``."""
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor) and (start.ndim or start.dtype.is_floating_point or start.dtype.is_complex
+                                      or start.dtype == _dtype.bool):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     d = wrap_dim(dim, input.ndim)
     size, start, length = input.shape[d], int(start), int(length)
     if length < 0:
