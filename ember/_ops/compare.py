@@ -160,7 +160,7 @@ class IsIn(Function):
         return xp.isin(elements, test, invert=invert)
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number); a bool tensor of
     ``elements``' shape.
 
@@ -171,7 +171,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: expected at least one Tensor")
-    return IsIn.apply(elements, test_elements, invert=invert)
+    if any(isinstance(t, bool) or getattr(t, "dtype", None) is _dtype.bool for t in (elements, test_elements)):
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    return write_out(IsIn.apply(elements, test_elements, invert=invert), out)
 
 
 # -- predicates -----------------------------------------------------------------------------------------------------
@@ -222,6 +224,7 @@ def _predicate(cls, name, doc):
     def op(input):
         return cls.apply(input)
     op.__name__ = op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name, co_qualname=name)  # names the op in tracebacks and errors
     op.__doc__ = doc
     return op
 

@@ -2,6 +2,7 @@
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num"]
 from .. import _dtype
+from .._creation import check_fill
 from .._kernels.elementwise import binary as ufunc2
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
@@ -47,6 +48,10 @@ def clamp(input, min=None, max=None, *, out=None):
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # a 0-d tensor stands for a number beside a number bound
+        min, max = (b.item() if isinstance(b, Tensor) and b.ndim == 0 and not b.requires_grad else b
+                    for b in (min, max))
     if getattr(input, "dtype", None) is _dtype.bool and not isinstance(min, Tensor) and \
             not isinstance(max, Tensor) and _dtype.result_type(input, min, max) is _dtype.bool:
         name = "clamp" if min is not None and max is not None else "clamp_min" if max is None else "clamp_max"
@@ -54,6 +59,11 @@ def clamp(input, min=None, max=None, *, out=None):
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {type(min).__name__}, "
                         f"{type(max).__name__}): min and max must both be Tensors or both be Numbers")
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor) and isinstance(input, Tensor):
+        dt = _dtype.result_type(input, min, max)
+        for b in (min, max):
+            if b is not None:
+                check_fill(b, dt)  # a number bound must fit the computation's dtype
     try:
         r = Clamp.apply(input, min, max)
     except (ValueError, OverflowError) as e:

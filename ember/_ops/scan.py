@@ -161,6 +161,8 @@ class CumExtreme(Function):
         n = x.shape[dim]
         steps = xp.arange(n).reshape((n,) + (1,) * (x.ndim - dim - 1))
         idx = scan(xp, xp.where(hit, steps, 0), dim, xp.maximum)
+        if x.dtype.kind == "f":  # the value at that index: -0.0 after 0.0 is a tie, and is the one returned
+            v = xp.take_along_axis(x, idx, axis=dim)
         if ctx.needs_input_grad:
             ctx.flat = flat_index(xp, idx, dim, x.shape).reshape(shape + (1,))
         return v.reshape(shape), idx.astype(_INT64).reshape(shape)

@@ -136,6 +136,8 @@ def msort(input):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, in sorted order; (values, indices)."""
+    if isinstance(k, float):
+        raise TypeError("topk(): argument 'k' (position 1) must be int, not float")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -268,6 +270,13 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         right = side == "right"
     seq = sorted_sequence
     _no_bool(seq, "searchsorted_out_cpu")
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if out is not None and out.dtype is not (_dtype.int32 if out_int32 else _dtype.int64):
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+                           f"dtype {_dtype.scalar_name(out.dtype)} and out_int32 flag is {bool(out_int32)}")
     if isinstance(input, Tensor):
         if seq.ndim > 1 and (input.ndim != seq.ndim or input.shape[:-1] != seq.shape[:-1]):
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
@@ -282,7 +291,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if sorter.shape != seq.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
                                f"tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
+        if sorter.dtype is not _dtype.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{_dtype.scalar_name(sorter.dtype)}")
         sorter = sorter._data
+        if sorter.size and (sorter.min() < 0 or sorter.max() >= seq.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
     res = SearchSorted.apply(seq, input, side="right" if right else "left", sorter=sorter, int32=bool(out_int32))
     return write_out(res, out)
 
