@@ -56,7 +56,7 @@ from . import linalg, special
 from . import fft  # noqa: F401  (ember.fft; Tensor.stft/istft)
 from ._ops.fft import stft, istft  # noqa: F401
 from ._ops.windows import *  # noqa: F401,F403
-from . import random
+from . import quasirandom, random
 from . import nn, optim
 from .nn.functional import (relu, relu_, selu, celu, rrelu, prelu, hardshrink, threshold, pairwise_distance,  # noqa
                             cosine_similarity, pdist, cdist, layer_norm, rms_norm)

@@ -63,6 +63,8 @@ class Generator:
                 array_module(dev)  # raises without CuPy and a GPU
             except AssertionError as e:  # where torch's tensors raise AssertionError, its Generator raises this
                 raise RuntimeError(f"Cannot get CUDA generator without ATen_cuda library ({e})") from None
+        elif dev.type != "cpu":
+            raise RuntimeError(f"{dev.type.upper()} device type not an accelerator.")
         self.device = dev
         self.manual_seed(_DEFAULT_SEED)
 
@@ -123,6 +125,27 @@ class Generator:
     def clone_state(self):
         """A new generator on this device in this one's current state (the two then draw the same numbers)."""
         return Generator(self.device).set_state(self.get_state())
+
+    def get_offset(self):
+        """The offset of a CUDA generator's stream (a CPU generator has none)."""
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        return self._offset
+
+    def set_offset(self, offset):
+        """Sets the offset of a CUDA generator's stream; returns the generator."""
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        self._offset = _check_seed(offset, "set_offset")
+        return self
+
+    def graphsafe_get_state(self):
+        """Not supported: no generator here is registered with CUDA graphs."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        """Not supported: no generator here is registered with CUDA graphs."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def __repr__(self):
         return f"<ember.Generator object at {hex(id(self))}>"
@@ -477,6 +500,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0/1 with probability ``input`` (or the scalar ``p``) per element, in ``input``'s dtype."""
     if p is not None:
+        if out is not None:
+            raise TypeError("bernoulli() received an invalid combination of arguments: a float p takes no out=")
         return _bernoulli_scalar(input, p, generator, out)
     _need_real((input if out is None else out).dtype, "bernoulli_tensor_cpu_self_")
     _need_float(input.dtype, "bernoulli_tensor_cpu_p_")
@@ -484,7 +509,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if probs.size and not ((probs >= 0) & (probs <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     u = _sampler(generator, input.device).random(probs.shape, np.float64)
-    return _result(u < probs, input.dtype, input.device, (input,), "Bernoulli", out)
+    return _result(u < probs, input.dtype if out is None else out.dtype, input.device, (input,), "Bernoulli", out)
 
 
 def _bernoulli_scalar(input, p, generator, out):
@@ -493,7 +518,7 @@ def _bernoulli_scalar(input, p, generator, out):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     _need_real((input if out is None else out).dtype, "bernoulli_scalar_cpu_")
     u = _sampler(generator, input.device).random(input.shape, np.float64)
-    return _result(u < p, input.dtype, input.device, (input,), "Bernoulli", out)
+    return _result(u < p, input.dtype if out is None else out.dtype, input.device, (input,), "Bernoulli", out)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -645,10 +670,19 @@ def _fill_random(self, arr, opname):
     return write_values(self, value, opname)
 
 
+_UNSET = object()
+
+
+def _no_extra_kw(op, kw):
+    if kw:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(kw))}'")
+
+
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     """Fills this tensor with uniform samples from ``[from, to)`` (for a complex one, its real and imaginary
     parts)."""
     from_ = kw.pop("from", from_)
+    _no_extra_kw("uniform_", kw)
     real = self.dtype.to_real()
     _need_float(real, "check_uniform_bounds")
     if from_ > to:
@@ -730,13 +764,17 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _fill_random(self, u < probs, "bernoulli")
 
 
-def random_(self, from_=0, to=None, *, generator=None, **kw):
-    """Fills this tensor with integers from ``[from, to)``; ``random_(to)`` means ``[0, to)``; with no bounds,
-    every integer the dtype holds exactly (up to 2**mantissa for floats)."""
-    from_ = kw.pop("from", from_)
-    if to is None and "to" not in kw and from_ != 0:
-        from_, to = 0, from_
-    to = kw.pop("to", to)
+def random_(self, from_=_UNSET, to=_UNSET, *, generator=None, **kw):
+    """Fills this tensor with integers from ``[from, to)``; ``random_(to)`` means ``[0, to)``; with no bounds (or
+    ``to=None``), every integer the dtype holds exactly from ``from`` on (up to 2**mantissa for floats)."""
+    if "from" in kw and to is _UNSET and "to" not in kw:
+        raise TypeError("random_() received an invalid combination of arguments - got (from=int), but expected "
+                        "(), (int to) or (int from, int to)")
+    from_, to = kw.pop("from", from_), kw.pop("to", to)
+    _no_extra_kw("random_", kw)
+    if to is _UNSET:
+        from_, to = 0, (None if from_ is _UNSET else from_)
+    from_ = 0 if from_ is _UNSET else from_
     if self.dtype.is_complex and to is None:
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_dtype.scalar_name(self.dtype)}'")
     if to is None:

@@ -455,6 +455,7 @@ def test_prelu_module_gradient_penalty():
                                         ("AlphaDropout", (64, 32, 4, 4)), ("Dropout", (64, 32, 4, 4))])
 def test_dropout_variants_shapes_and_statistics(cls, shape):
     for lib in (ember, torch):
+        lib.manual_seed(0)  # the dropped fraction of 256 channels is within 0.06 of 0.25 only 97% of the time
         m = getattr(lib.nn, cls)(0.25)
         x = lib.ones(*shape)
         y = m(x)

@@ -11,7 +11,8 @@ __all__ = ["embedding", "embedding_renorm_", "conv1d", "conv2d", "conv3d", "conv
            "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "batch_norm", "instance_norm",
            "group_norm", "layer_norm", "native_batch_norm", "native_layer_norm", "native_group_norm",
            "bilinear", "affine_grid_generator",
-           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "celu_", "selu_", "rrelu_", "threshold_",
+           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "celu_", "selu_", "rrelu", "rrelu_",
+           "threshold_",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
 
@@ -23,7 +24,7 @@ import importlib
 _dropout_mod, _loss, _norm, _pool, _sparse = (importlib.import_module(f"{__package__}.{m}") for m in
                                               ("dropout", "loss", "normalization", "pooling", "sparse"))
 from .activation import celu_, prelu, selu_, threshold_
-from .activation import rrelu_ as _rrelu_
+from .activation import _maybe_inplace, _rrelu
 from .conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,  # noqa: F401
                    conv_tbc)
 from .linear import bilinear  # noqa: F401
@@ -179,8 +180,12 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
+def rrelu(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    return _rrelu(input, lower, upper, training, generator)
+
+
 def rrelu_(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
-    return _rrelu_(input, lower, upper, training)
+    return _maybe_inplace(_rrelu, input, True, lower, upper, training, generator)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):

@@ -148,7 +148,7 @@ def prelu(input, weight):
     return _ops.PreluKernel.apply(input, weight)
 
 
-def _rrelu(input, lower, upper, training):
+def _rrelu(input, lower, upper, training, generator=None):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
@@ -156,7 +156,7 @@ def _rrelu(input, lower, upper, training):
     if not input.dtype.is_floating_point or input.dtype is _dtype.float16 and input.device.type == "cpu":
         name = _dtype.scalar_name(input.dtype)
         raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for \'{name}\'')
-    r = empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper)
+    r = empty(input.shape, dtype=input.dtype, device=input.device).uniform_(lower, upper, generator=generator)
     return _ops.RreluNoise.apply(input, r=r._data)
 
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ..._dtype import scalar_name
 from ..._random import _sampler
 from ..._tensor import Tensor
 
@@ -37,6 +38,10 @@ def _dropout(input, p, training, inplace, feature=False, alpha=False):
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
+    if not input.dtype.is_floating_point:
+        if input.dtype.is_complex:
+            raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{scalar_name(input.dtype)}'")
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {scalar_name(input.dtype)}")
     keep = _keep(input, feature) >= p
     dt = input.dtype.np
     if not alpha:
