@@ -127,6 +127,8 @@ def _finish(arr, dt, dev, requires_grad, out=None):
     t = Tensor._make(arr, dt, dev)
     if requires_grad:
         _require_grad(t)
+    if out is not None and out.shape != t.shape and not out._requires_grad:
+        out.resize_(t.shape)  # a factory resizes its ``out`` without a warning
     return write_out(t, out) if out is not None else t
 
 
@@ -762,6 +764,11 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
         n = abs(end - start + step - sgn) // abs(step)  # C's integer division, exact for any int64 range
     elif n is None:
         n = math.ceil((float(end) - float(start)) / float(step))
+    if out is not None and out.numel() != n:
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which "
+                      f"does not match the computed number of elements {n}. Note that this may occur as a result of "
+                      f"rounding error. The out tensor will be resized to a tensor of shape ({n},).", UserWarning,
+                      stacklevel=2)
     if dev is META:
         return _finish(meta_array((n,), dt.np), dt, dev, requires_grad, out)
     if integral:

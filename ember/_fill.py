@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _dtype
 from ._creation import _number, cast_scalar, check_fill
+from ._storage import _address, _owner
 from ._tensor import Tensor, check_writable, register, write_inplace
 from .autograd.function import Function
 from .autograd.grad_mode import grad_enabled
@@ -55,11 +56,48 @@ def write_values(self, value, opname):
             return node.apply(x, v)
         write.__name__ = opname
         return write_inplace(self, write, value)
-    if not check_writable(self, f"{opname}_()", "more than one element of the written-to tensor refers to a single "
-                          "memory location"):
-        assign(self._data, value._data if isinstance(value, Tensor) else value)
+    dst = self._data
+    if not isinstance(value, Tensor) and 0 in getattr(dst, "strides", ()) and not getattr(dst.flags, "writeable", True):
+        dst = _expanded_alias(dst)  # one value written to every element: the shared memory is no obstacle
+    if dst is not self._data or not check_writable(self, f"{opname}_()", "more than one element of the written-to "
+                                                   "tensor refers to a single memory location"):
+        assign(dst, value._data if isinstance(value, Tensor) else value)
     self._vc[0] += 1
     return self
+
+
+def _expanded_alias(a):
+    """A writable array over the memory of the expanded (read-only, zero-strided) NumPy array ``a``, or ``a`` where
+    that memory is not writable."""
+    owner = _owner(a)
+    if not owner.flags.writeable or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return a
+    return np.ndarray(a.shape, a.dtype, buffer=owner.ravel(order="K"), offset=_address(a) - _address(owner),
+                      strides=a.strides)
+
+
+def _dense(a):
+    """Whether the elements of ``a`` tile one block of memory, each once (torch's non-overlapping and dense)."""
+    step = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
+def _check_partial_overlap(dst, src):
+    """torch's error for a copy whose source and destination, both dense, share some but not all their memory."""
+    a, b = dst._data, src._data
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.size == 0 or b.size == 0 or \
+            _owner(a) is not _owner(b) or not (_dense(a) and _dense(b)):
+        return
+    a0, b0 = _address(a), _address(b)
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if (a0, a1) == (b0, b1) and a.strides == b.strides or not (a0 < b1 and b0 < a1):
+        return
+    raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                       "single memory location. Please clone() the tensor before performing the operation.")
 
 
 def fill_(self, value):
@@ -114,6 +152,8 @@ def copy_(self, src, non_blocking=False):
         src = src.to(self.device)
     if src.dtype is not self.dtype and (src.dtype in _dtype.FLOAT8 or self.dtype in _dtype.FLOAT8):
         src = src.to(self.dtype)  # torch's float8 rounding, not NumPy's
+    if self._base is not None or src._base is not None:  # only views share memory with another tensor
+        _check_partial_overlap(self, src)
     return write_values(self, src, "copy")
 
 

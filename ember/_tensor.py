@@ -1,6 +1,7 @@
 """Tensor: one array of its device plus dtype, device and autograd state. Operators dispatch to ember's ops."""
 import copy
 import math
+import sys
 import weakref
 from numbers import Number
 
@@ -776,16 +777,38 @@ def write_out(result, out):
     if out is None:
         return result
     if grad_enabled() and (result._requires_grad or out._requires_grad):
-        raise RuntimeError(f"{getattr(result.grad_fn, 'name', lambda: 'op')()}(): functions with out=... arguments "
-                           "don't support automatic differentiation, but one of the arguments requires grad.")
+        raise RuntimeError(f"{_caller_op()}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     if out.shape != result.shape:
-        if out._base is not None:
-            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the result shape "
-                               f"{list(result.shape)} and cannot be resized because it is a view")
-        out._data = out._data.__class__(result.shape, dtype=out._data.dtype) if out.device.type == "cpu" else \
-            result._data.astype(out.dtype.np)
+        _resize_out(out, result)
     _copy_into(out, result, "out=")
     return out
+
+
+def _caller_op():
+    """The name of the public op whose ``out=`` is being written (the first caller not named privately)."""
+    f = sys._getframe(2)
+    while f.f_back is not None and (f.f_code.co_name.startswith("_") or f.f_code.co_name.startswith("write_")):
+        f = f.f_back
+    return f.f_code.co_name
+
+
+def _resize_out(out, result):
+    """Resizes ``out`` to the shape of an op's ``result`` (in place, as ``resize_``), warning where it had elements."""
+    shape = result.shape
+    if out.numel():
+        import warnings
+        warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, which "
+                      f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a "
+                      "future PyTorch release outputs will not be resized unless they have zero elements. You can "
+                      "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                      UserWarning, stacklevel=4)
+    if out._requires_grad or out.device.type == "meta":
+        a = out._data
+        out._data = a.__class__(shape, dtype=a.dtype) if out.device.type == "cpu" else result._data.astype(a.dtype)
+    else:
+        from ._ops.resize import resize_
+        resize_(out, shape)
 
 
 def check_writable(t, opname, overlap):

@@ -15,7 +15,7 @@ from .._tensor import Tensor, register, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
 from .view import broadcast_pair
-from .matmul import constant, matmul, scalar_name, xp_of
+from .matmul import constant, matmul, scalar_name, write_same_all, xp_of
 from .solve import (LinAlgError, _host, check_float, check_matrix, inv, is_linalg_error, lapack_info, raise_first,
                     solve_triangular)
 from .view import reshape
@@ -175,10 +175,10 @@ def _qr(A, mode, op):
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
-def linalg_qr(A, mode="reduced"):
+def linalg_qr(A, mode="reduced", *, out=None):
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal, ``R`` upper triangular. ``mode`` is 'reduced', 'complete'
     (square ``Q``) or 'r' (``R`` only; ``Q`` empty)."""
-    return _QrT(*_qr(A, mode, "linalg.qr"))
+    return write_same_all(_QrT(*_qr(A, mode, "linalg.qr")), out)
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
@@ -236,11 +236,11 @@ def _check_eigh(A, UPLO, op):
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
-def eigh(A, UPLO="L"):
+def eigh(A, UPLO="L", *, out=None):
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO`` triangle
     is read. Eigenvectors are defined up to sign: differentiate losses that do not depend on it."""
     _check_eigh(A, UPLO, "linalg.eigh")
-    return _EighT(*Eigh.apply(A, UPLO=UPLO))
+    return write_same_all(_EighT(*Eigh.apply(A, UPLO=UPLO)), out)
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
@@ -327,11 +327,11 @@ def _check_svd(A, op, driver=None):
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list
-def linalg_svd(A, full_matrices=True, *, driver=None):
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending. Singular vectors are defined up to
     sign: differentiate losses that do not depend on it (``S``, or ``U diag(S) Vh``)."""
     _check_svd(A, "linalg.svd", driver)
-    return _SvdT(*Svd.apply(A, full_matrices=full_matrices))
+    return write_same_all(_SvdT(*Svd.apply(A, full_matrices=full_matrices)), out)
 
 
 @cpu_float32_inputs  # on CPU autocast's float32 list

@@ -55,6 +55,15 @@ def write_same(result, out, message=None):
     return write_out(result, out)
 
 
+def write_same_all(result, out):
+    """``write_same`` for each tensor of the named tuple ``result``; the same named tuple of ``out``'s tensors."""
+    if out is None:
+        return result
+    for r, o in zip(result, out):
+        write_same(r, o)
+    return type(result)(*out)
+
+
 def _dot_message(r, o):
     return f"result dtype {scalar_name(o)} does not match input dtype {scalar_name(r)}"
 

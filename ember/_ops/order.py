@@ -15,6 +15,7 @@ from .._autocast import float32_inputs
 from .._kernels import reduction
 from .._tensor import Tensor, register, wrap_dim, write_out
 from ..autograd.function import Function
+from .matmul import write_same, write_same_all
 from .reduce import _dims, _kept_shape, _quiet, _restore, numpy_aliases
 
 _INT64 = _dtype.int64.np
@@ -208,11 +209,7 @@ def _argmin(xp, x, dim):
 
 def _write_pair(result, out):
     """The ``(values, indices)`` pair, copied into ``out`` (a pair of tensors) when given."""
-    if out is None:
-        return result
-    write_out(result[0], out[0])
-    write_out(result[1], out[1])
-    return type(result)(*out)
+    return write_same_all(result, out)
 
 
 def _select(name, input, dim, keepdim, pick, result):
@@ -300,13 +297,13 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
         >>> ember.tensor([[1., 5.], [3., 2.]]).argmax(1)
         tensor([1, 0])
     """
-    return write_out(_arg("argmax", input, dim, keepdim, True), out)
+    return write_same(_arg("argmax", input, dim, keepdim, True), out)
 
 
 @numpy_aliases
 def argmin(input, dim=None, keepdim=False, *, out=None):
     """Index of the minimum along ``dim`` (of the flattened input when None); the first one among ties."""
-    return write_out(_arg("argmin", input, dim, keepdim, False), out)
+    return write_same(_arg("argmin", input, dim, keepdim, False), out)
 
 
 # -- median / mode ----------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``Tensor.resize_`` and ``resize_as_``: a new shape over the tensor's storage, which grows (keeping its values)
+"""``Tensor.resize_``, ``resize_as_`` and ``set_``: a new shape over the tensor's storage, which grows (keeping its values)
 when too small."""
 import numpy as np
 
@@ -6,6 +6,8 @@ from .._creation import _size
 from .._device import array_module
 from .._storage import _address, _owner
 from .._tensor import Tensor, register
+from ..autograd.grad_mode import grad_enabled
+from .matmul import _CPP
 from .memory_format import as_format, contiguous_format, format_strides
 from ._strided import restride
 from .view import AsStrided
@@ -52,4 +54,35 @@ def resize_as_(self, the_template, *, memory_format=None):
     return resize_(self, the_template.shape, memory_format=memory_format)
 
 
-register(resize_, resize_as_)
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Makes this tensor view the memory of ``source`` (a tensor, whose shape and strides it takes, or a storage), or
+    of nothing (an empty tensor) when no source is given; ``size`` and ``stride`` lay it out from ``storage_offset``.
+
+    Example::
+
+        >>> x, y = ember.zeros(3), ember.arange(4.)
+        >>> x.set_(y) is x, x.data_ptr() == y.data_ptr()
+        (True, True)
+    """
+    if self._requires_grad and self.grad_fn is None and grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    xp = array_module(self.device)
+    if source is None:
+        data = xp.empty((0,), self._data.dtype)
+    elif isinstance(source, Tensor) and size is None:
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {_CPP[source.dtype.name]} to a tensor of type "
+                               f"{_CPP[self.dtype.name]}")
+        data = source._data
+    else:
+        raw = _owner(source._data).ravel(order="K") if isinstance(source, Tensor) else source._array.ravel(order="K")
+        flat = raw.view(np.uint8)[storage_offset * self.dtype.itemsize:].view(self._data.dtype)
+        size = (flat.size,) if size is None else tuple(size)
+        stride = format_strides(size, contiguous_format) if stride is None else tuple(stride)
+        data = restride(xp, flat, size, stride)
+    self._data, self._base = data, None
+    self._vc[0] += 1
+    return self
+
+
+register(resize_, resize_as_, set_)
