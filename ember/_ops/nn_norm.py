@@ -174,6 +174,35 @@ def rows_backward_numpy(g, x, w, mean, var, eps, need):
     return gx, gw, gb
 
 
+def rows_backward_half(g, x, w, mean, var, eps, need, half, round_stats):
+    """``rows_backward`` for an input of the half dtype ``half`` (arrays in float32): the input's gradient from the
+    statistics rounded to ``half`` if ``round_stats`` (no float32 weight), as torch keeps them; the weight's and
+    bias's gradients summed in float32."""
+    n = x.shape[1]
+    f = np.float32
+    rstd = np.reciprocal(np.sqrt(np.maximum(var, 0) + f(eps)))
+    if round_stats:
+        mean, rstd = mean.astype(half).astype(f), rstd.astype(half).astype(f)
+    gx = gw = gb = None
+    if need[0]:
+        gw_ = g if w is None else g * w
+        ds = np.einsum("ij,ij->i", gw_, x, dtype=np.float64).astype(f)
+        db = gw_.sum(axis=1, dtype=np.float64).astype(f)
+        scale = f(1) / f(n)
+        b = (db * mean - ds) * rstd * rstd * rstd * scale
+        c = -b * mean - db * rstd * scale
+        gx = rstd[:, None] * g
+        if w is not None:
+            gx *= w
+        gx += b[:, None] * x
+        gx += c[:, None]
+    if need[1]:
+        gw = (g * ((x - mean[:, None]) * rstd[:, None])).sum(0)
+    if need[2]:
+        gb = g.sum(0)
+    return gx, gw, gb
+
+
 def _rows_fit(xp, x, w, b, axes):
     """Whether the normalization runs on rows: trailing axes of a C-contiguous NumPy array, affine of their shape."""
     k = len(axes)
@@ -258,7 +287,11 @@ class Normalize(Function):
             ga = xp.ascontiguousarray(g._data, dtype=var.dtype).reshape(-1, n)
             xa = x._data.astype(var.dtype, copy=False).reshape(-1, n)
             with _quiet(xp):
-                gx, gw, gb = rows_backward(ga, xa, wa, mean, var, ctx.eps, need)
+                if dt.itemsize == 2 and ctx.center:  # layer_norm of float16, bfloat16
+                    round_stats = w is None or w._data.dtype.itemsize == 2
+                    gx, gw, gb = rows_backward_half(ga, xa, wa, mean, var, ctx.eps, need, dt, round_stats)
+                else:
+                    gx, gw, gb = rows_backward(ga, xa, wa, mean, var, ctx.eps, need)
             shaped = lambda a, shape, as_tensor=keep: None if a is None else as_tensor(a.reshape(shape))
             return shaped(gx, x.shape, wrap), shaped(gw, None if w is None else w.shape), shaped(gb, ctx.bshape)
         xhat, rstd = ctx.xhat, ctx.rstd
