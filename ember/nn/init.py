@@ -76,15 +76,20 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    if tensor.is_meta:
+        return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    if tensor.is_meta:
-        return tensor
     with no_grad():
         lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        x = _compute_array(tensor)
+        u = tensor
+        if tensor.dtype.itemsize < 4 and tensor.dtype.is_floating_point:  # drawn finer than the half type holds
+            from .._creation import empty
+            from .._dtype import float32
+            u = empty(tensor.shape, dtype=float32, device=tensor.device)
+        u.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
+        x = _compute_array(u)
         special_module(_xp(tensor)).erfinv(x, out=x)
         x *= std * math.sqrt(2.0)
         x += mean
@@ -94,17 +99,19 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 def constant_(tensor, val):
     """Fills ``tensor`` with ``val``."""
-    return _write(tensor, val)
+    with no_grad():
+        return tensor.fill_(val)
 
 
 def ones_(tensor):
     """Fills ``tensor`` with ones."""
-    return _write(tensor, 1)
+    return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
     """Fills ``tensor`` with zeros."""
-    return _write(tensor, 0)
+    with no_grad():
+        return tensor.zero_()
 
 
 def eye_(tensor):
@@ -240,6 +247,11 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         arr[randperm(rows, generator=generator, device=tensor.device)._data[:num_zeros], col] = 0
     tensor._bump()
     return tensor
+
+
+# the private in-place fills that model code calls directly
+_no_grad_uniform_, _no_grad_normal_, _no_grad_trunc_normal_ = uniform_, normal_, trunc_normal_
+_no_grad_fill_, _no_grad_zero_ = constant_, zeros_
 
 
 def _xp(tensor):
