@@ -59,16 +59,18 @@ def write_values(self, value, opname):
     dst = self._data
     if not isinstance(value, Tensor) and 0 in getattr(dst, "strides", ()) and not getattr(dst.flags, "writeable", True):
         dst = _expanded_alias(dst)  # one value written to every element: the shared memory is no obstacle
-    if dst is not self._data or not check_writable(self, f"{opname}_()", "more than one element of the written-to "
-                                                   "tensor refers to a single memory location"):
-        assign(dst, value._data if isinstance(value, Tensor) else value)
+    if dst is not self._data:
+        assign(dst, value)
+    elif not check_writable(self, f"{opname}_()", "more than one element of the written-to tensor refers to a single "
+                            "memory location"):
+        assign(self._data, value._data if isinstance(value, Tensor) else value)
     self._vc[0] += 1
     return self
 
 
 def _expanded_alias(a):
-    """A writable array over the memory of the expanded (read-only, zero-strided) NumPy array ``a``, or ``a`` where
-    that memory is not writable."""
+    """A writable array over the memory of the read-only NumPy array ``a`` (an expanded array, whose elements may
+    share memory, or a view of one), or ``a`` where that memory is not writable."""
     owner = _owner(a)
     if not owner.flags.writeable or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
         return a

@@ -813,16 +813,22 @@ def _resize_out(out, result):
 
 def check_writable(t, opname, overlap):
     """Raises where ``t``'s array cannot be written: torch's error (``overlap`` says what overlaps) for a broadcast
-    (expanded) view, whose elements share memory, and a read-only error for memory that NumPy marks so. Returns
-    True for a meta tensor, which has no memory to write, else False."""
+    (expanded) view, whose elements share memory, and a read-only error for memory that NumPy marks so. A view of
+    an expanded tensor whose elements do not overlap (``x.expand(3, 4)[0]``) gets a writable array of the same
+    memory. Returns True for a meta tensor, which has no memory to write, else False."""
     a = t._data
     if getattr(a.flags, "writeable", True):  # CuPy arrays have no such flag
         return False
     if t.device.type == "meta":  # nothing to write: the write succeeds as a no-op, as torch's
         return True
-    if 0 in a.strides and a.size > 1:
+    if a.size and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
         raise RuntimeError(f"unsupported operation: {overlap}. Please clone() the tensor before performing the "
                            "operation.")
+    from ._fill import _expanded_alias
+    alias = _expanded_alias(a)  # NumPy marks every view of a broadcast array read-only
+    if alias is not a:
+        t._data = alias
+        return False
     raise RuntimeError(f"{opname}: the tensor's memory is read-only (it wraps a non-writable NumPy array, such as one "
                        "made by np.frombuffer or np.asarray of an image, or a DLPack capsule); clone() it first")
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._creation import cast_scalar, check_fill, zeros
+from .._fill import _expanded_alias
 from .._device import CPU, array_module
 from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
@@ -299,6 +300,9 @@ class Index(Function):
 class IndexPut(Function):
     """``x`` with ``x[basic][indices at dims]`` replaced by (or, with ``accumulate``, incremented by) ``values``."""
 
+    def name(self):  # a write through basic indexing alone is a copy into slices
+        return "IndexPutBackward0" if self.dims or self.accumulate else "torch::autograd::CopySlices"
+
     @staticmethod
     def forward(ctx, x, values, *indices, basic, dims, accumulate):
         ctx.basic, ctx.dims, ctx.accumulate = basic, dims, accumulate
@@ -395,10 +399,11 @@ def _setitem(self, key, value):
                                                                  isinstance(value, Tensor) and value.numel() == 1):
         raise RuntimeError(_BYTE_FILL)
     basic, dims, indices, strict = _parse(self, key)
+    mask_fill = False
     if strict in (_LONE_MASK, _LONE_BYTE_MASK) and (not isinstance(value, Tensor) or value.numel() == 1):
         if strict is _LONE_BYTE_MASK:
             raise RuntimeError(_BYTE_FILL)
-        strict = False  # x[mask] = one element goes by masked_fill, which casts
+        strict, mask_fill = False, True  # x[mask] = one element goes by masked_fill, which casts
     if isinstance(value, Tensor):
         if strict and key is not True:  # torch's index_put wants equal dtypes
             _check_same_dtype(self, value)
@@ -411,19 +416,75 @@ def _setitem(self, key, value):
         if self.dtype not in _LOOSE_FLOATS or isinstance(value, complex):  # real numbers go in unchecked there
             check_fill(value, self.dtype)
         value = cast_scalar(value, self.dtype)
-    if check_writable(self, "index_put_", "some elements of the input tensor and the written-to tensor refer to a "
-                      "single memory location"):
-        return
     is_tensor = isinstance(value, Tensor)
-    if grad_enabled() and (self._requires_grad or is_tensor and value._requires_grad):
+    recording = grad_enabled() and (self._requires_grad or is_tensor and value._requires_grad)
+    data = self._data
+    if not getattr(data.flags, "writeable", True):  # CuPy arrays have no such flag
+        data = _expanded_target(self, basic, dims, mask_fill, recording)
+        if data is None:
+            return
+    if recording:
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         write_inplace(self, _put_parsed, basic, dims, indices, value)
         return
     if is_tensor and value.device is not self.device:
         value = value.to(self.device)
-    _write(_xp(self), self._data, basic, dims, indices, value._data if is_tensor else value)
+    _write(_xp(self), data, basic, dims, indices, value._data if is_tensor else value)
     self._vc[0] += 1
+
+
+def _warn_expanded(opname, example, stacklevel=3):
+    warnings.warn(f"Use of {opname} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+                  f"operation. This also applies to advanced indexing e.g. {example}", UserWarning,
+                  stacklevel=stacklevel)
+
+
+def inplace_expanded(fn, example):
+    """The in-place method of ``fn``, which also writes an expanded tensor (with a deprecation warning): each
+    element that the op changes is written to its memory location."""
+    method = inplace(fn)
+
+    def write(self, *args, **kwargs):
+        a = self._data
+        if getattr(a.flags, "writeable", True) or self.device.type == "meta" or not a.size or \
+                not any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
+            return method(self, *args, **kwargs)
+        _warn_expanded(method.__name__, example)
+        alias = _expanded_alias(a)
+        if alias is a or grad_enabled() and (self._requires_grad or any(isinstance(v, Tensor) and v._requires_grad
+                                                                        for v in args)):
+            return method(self, *args, **kwargs)  # read-only memory, or a write to record: refused
+        out = fn(self, *args, **kwargs)._data
+        changed = out != a
+        alias[changed] = out[changed]
+        self._vc[0] += 1
+        return self
+    write.__name__, write.__doc__ = method.__name__, method.__doc__
+    return write
+
+
+def _expanded_target(self, basic, dims, mask_fill, recording):
+    """The array that ``self[key] = value`` writes where ``self``'s array is read-only (None: nothing to write). An
+    expanded tensor takes the write where its indexed region's elements do not share memory, and an indexed write
+    (with a deprecation warning) where they do; read-only memory raises."""
+    a = self._data
+    region = a[basic + (Ellipsis,)] if basic else a
+    if self.device.type != "meta" and region.size and any(s == 0 and n > 1 for n, s in zip(region.shape,
+                                                                                          region.strides)):
+        if not dims:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        _warn_expanded("index_put_", "tensor[indices] = tensor", 4)
+        if mask_fill:
+            _warn_expanded("masked_fill_", "tensor[mask] = scalar", 4)
+    if recording:  # written through the graph, which checks the whole tensor
+        return a
+    alias = _expanded_alias(a)
+    if alias is a and check_writable(self, "index_put_", "some elements of the input tensor and the written-to "
+                                     "tensor refer to a single memory location"):
+        return None
+    return alias
 
 
 def _put_parsed(input, basic, dims, indices, value):
@@ -657,7 +718,8 @@ def put(input, index, source, accumulate=False):
 
 register(index_put, nonzero, nonzero_static, argwhere, masked_fill, masked_select, masked_scatter, take, put,
          __getitem__=_getitem, __setitem__=_setitem, where=_tensor_where,
-         index_put_=inplace(index_put), masked_fill_=inplace(masked_fill), masked_scatter_=inplace(masked_scatter),
+         index_put_=inplace_expanded(index_put, "tensor[indices] = tensor"),
+         masked_fill_=inplace_expanded(masked_fill, "tensor[mask] = scalar"), masked_scatter_=inplace(masked_scatter),
          put_=inplace(put))
 
 from .scatter import *  # noqa: E402,F401,F403

@@ -10,7 +10,7 @@ from .._autocast import cpu_widest_inputs
 from .._creation import zeros
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
-from .index import BasicIndex, Where, _const, _xp, check_fill_value, pad_to
+from .index import BasicIndex, Where, _const, _xp, check_fill_value, inplace_expanded, pad_to
 from .view import broadcast_pair
 from .view import expand, reshape
 from ._ufunc_at import ufunc_at
@@ -509,5 +509,5 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 register(gather, scatter, scatter_add, scatter_reduce, take_along_dim, index_select, index_add, index_copy,
          index_fill, index_reduce,
          scatter_=inplace(scatter), scatter_add_=inplace(scatter_add), scatter_reduce_=inplace(scatter_reduce),
-         index_add_=inplace(index_add), index_copy_=inplace(index_copy.__wrapped__), index_fill_=inplace(index_fill),
+         index_add_=inplace(index_add), index_copy_=inplace(index_copy.__wrapped__), index_fill_=inplace_expanded(index_fill, "tensor[mask] = scalar"),
          index_reduce_=inplace(index_reduce))
