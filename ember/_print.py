@@ -195,7 +195,7 @@ def tensor_repr(t, tensor_contents=None):
     if tensor_contents is not None:
         body = tensor_contents
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name().rpartition('::')[2]}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -240,6 +240,9 @@ def _replay_on(xp, a, chain):
 class ScatterIntoBase(Function):
     """The graph side of an in-place write through a view: the base, with the view's region replaced."""
 
+    def name(self):
+        return "torch::autograd::CopySlices"
+
     @staticmethod
     def forward(ctx, base, src, chain):
         ctx.layout = (base.shape, elem_strides(base))

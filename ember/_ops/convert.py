@@ -11,6 +11,9 @@ from .memory_format import laid_out, like_strides, preserve_format
 
 
 class To(Function):
+    def name(self):
+        return "ToCopyBackward0"
+
     @staticmethod
     def forward(ctx, x, dtype, device, copy):
         ctx.src = (ctx._device, x.dtype)

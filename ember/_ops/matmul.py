@@ -88,6 +88,9 @@ class Matmul(Function):
     half_in_float32 = True
     holomorphic = True
 
+    def name(self):  # the product of two matrices is an mm node
+        return "MmBackward0" if len(self._out_meta[0][0]) == 2 and self.b_ndim == 2 else "MatmulBackward0"
+
     @staticmethod
     def forward(ctx, a, b):
         # each operand only for the other's gradient, as torch: ``h[:, t] = h[:, t - 1] @ A`` with a constant A

@@ -494,6 +494,9 @@ class LogSumExp(Function):
     half_in_float32 = True
     holomorphic = True
 
+    def name(self):
+        return "LogsumexpBackward0"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         xp = ctx.xp

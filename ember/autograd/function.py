@@ -6,6 +6,7 @@ when gradients are recorded, the graph node (``tensor.grad_fn``). A node keeps o
 Tensor itself; the engine sums and casts each gradient back to ``shape`` and ``dtype``.
 """
 import functools
+import itertools
 import re
 import traceback
 import weakref
@@ -218,6 +219,13 @@ class Function:
             self._hooked = True
         return RemovableHandle(self._tensor_pre_hooks, (output_nr, fn))
 
+    def __getattr__(self, name):
+        # ``_saved_self``/``_saved_other``/``_saved_result`` and their ``_raw_saved_*`` handles, read by graph tools
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .graph import saved_attribute
+            return saved_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
 
@@ -352,7 +360,7 @@ def _output(ctx, raw, back, needs, nr):
         o = _round_back(ctx, o, back)
     d = _FROM_NP.get(o.dtype) or _dtype.from_numpy_dtype(o.dtype)
     diff = needs and (d.is_floating_point or d.is_complex) and (ctx._non_diff is None or id(raw) not in ctx._non_diff)
-    return Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr)
+    return Tensor._make(o, d, ctx._device, diff, ctx if diff else None, nr if diff else 0)
 
 
 def _cast_inputs(cls, inputs, arrays, dt, mixed, scalars):
@@ -746,6 +754,20 @@ class AccumulateGrad:
             return None if new is None else new[0]
         return self.variable.register_hook(hook)
 
+    def register_hook(self, fn):
+        """Registers ``fn(grad_inputs, grad_outputs)`` to run after the leaf's gradient was accumulated into its
+        ``.grad``: ``grad_inputs`` is ``()``, ``grad_outputs`` holds the incoming gradient."""
+        from .graph import _MultiHandle
+        incoming = []
+
+        def record(g):
+            incoming[:] = [g]
+
+        def hook(leaf):
+            fn((), tuple(incoming))
+        return _MultiHandle((self.variable.register_hook(record),
+                             self.variable.register_post_accumulate_grad_hook(hook)))
+
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
@@ -763,9 +785,12 @@ def _accumulate_grad_node(leaf):
 class RemovableHandle:
     """Returned by ``register_hook``: ``remove()`` unregisters the hook; also a context manager."""
 
+    _ids = itertools.count()
+
     def __init__(self, container, item):
         container.append(item)
         self._container, self._item = container, item
+        self.id = next(RemovableHandle._ids)
 
     def remove(self):
         for i, x in enumerate(self._container):

@@ -5,7 +5,7 @@ import functools
 from abc import ABC
 from typing import NamedTuple
 
-from . import engine as _engine, function as _fn
+from . import engine as _engine, function as _fn, grad_mode as _grad_mode
 
 
 class Node(ABC):
@@ -40,6 +40,46 @@ def increment_version(tensor):
     """Marks ``tensor`` as modified in place (for writes autograd cannot see)."""
     for t in tensor if isinstance(tensor, (list, tuple)) else (tensor,):
         t._vc[0] += 1
+
+
+def _is_output(entry):
+    return entry[0] == 1 or entry[0] == 3 and entry[1][2] is not None and entry[1][2][0] == 1
+
+
+def saved_attribute(node, name):
+    """``node._saved_self``, ``_saved_other`` (the first and second saved values that are not outputs),
+    ``_saved_result`` (the first saved output), or as ``_raw_saved_*`` their :class:`SavedTensor`."""
+    raw = name.startswith("_raw_")
+    key = name[len("_raw_saved_") if raw else len("_saved_"):]
+    pos = {"self": 0, "other": 1, "result": 0}.get(key)
+    if pos is not None and node._freed:
+        node.saved_tensors  # raises: freed by backward
+    entries = [i for i, e in enumerate(node._saved or ()) if _is_output(e) == (key == "result")]
+    if pos is None or pos >= len(entries):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    return SavedTensor(node, entries[pos]) if raw else node.saved_tensors[entries[pos]]
+
+
+class SavedTensor:
+    """A tensor a node saved for backward (``grad_fn._raw_saved_self``)."""
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Stores the saved tensor as ``pack_hook(tensor)`` (called now) and gives it back to backward as
+        ``unpack_hook(packed)``."""
+        node = self._node
+        if node._freed:
+            node.saved_tensors  # raises: freed by backward
+        entry = node._saved[self._index]
+        if entry[0] == 3:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        if entry[1] is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        with _grad_mode.no_grad():
+            node._saved[self._index] = _fn._pack_entries(node, [entry], pack_hook, unpack_hook)[0]
 
 
 _DISABLED = [None]  # the error message of an active disable_saved_tensors_hooks
