@@ -42,6 +42,14 @@ class _NoGradNeeded(tuple):
 _NONE_NEEDED = _NoGradNeeded()
 
 
+def _saved_value(name):
+    """The property ``grad_fn.<name>`` (``_saved_self``, ``_raw_saved_other``, ...): see ``graph.saved_attribute``."""
+    def get(node):
+        from .graph import saved_attribute
+        return saved_attribute(node, name)
+    return property(get)
+
+
 class Function:
     """Base of every built-in differentiable op.
 
@@ -219,12 +227,10 @@ class Function:
             self._hooked = True
         return RemovableHandle(self._tensor_pre_hooks, (output_nr, fn))
 
-    def __getattr__(self, name):
-        # ``_saved_self``/``_saved_other``/``_saved_result`` and their ``_raw_saved_*`` handles, read by graph tools
-        if name.startswith(("_saved_", "_raw_saved_")):
-            from .graph import saved_attribute
-            return saved_attribute(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    # the saved values graph tools read; properties, since a ``__getattr__`` would slow every attribute read of a node
+    _saved_self, _saved_other, _saved_result, _raw_saved_self, _raw_saved_other, _raw_saved_result = (
+        _saved_value(name) for name in ("_saved_self", "_saved_other", "_saved_result", "_raw_saved_self",
+                                        "_raw_saved_other", "_raw_saved_result"))
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
