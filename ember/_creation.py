@@ -13,6 +13,7 @@ from ._device import device as _device_cls
 from ._dlpack import from_dlpack
 from ._ops.memory_format import as_format, format_strides, like_strides, preserve_format
 from ._ops.memory_format import empty_strided as _empty_strided
+from ._settings import warn_once
 from ._tensor import Tensor, write_out
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack", "scalar_tensor", "zeros", "ones", "empty",
@@ -467,7 +468,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
                          f"{t.dtype} on {t.device} with copy=False")
     if requires_grad is None:
         if t.requires_grad:
-            _warn_asarray_requires_grad()
+            warn_once("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
+                      "Pass requires_grad=False explicitly to get the old behavior and silence this warning.")
     elif requires_grad:
         if not t.requires_grad:
             _require_grad(t)
@@ -484,15 +486,6 @@ def _has_buffer(obj):
     return True
 
 
-_asarray_warned = []
-
-
-def _warn_asarray_requires_grad():
-    if not _asarray_warned:  # once per process, as torch warns
-        _asarray_warned.append(True)
-        warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
-                      "Pass requires_grad=False explicitly to get the old behavior and silence this warning.",
-                      UserWarning, stacklevel=3)
 
 
 def from_numpy(ndarray):

@@ -6,6 +6,7 @@ threads combine their pieces in a fixed order), so both settings are kept and re
 import warnings
 
 _PRECISIONS = ("highest", "high", "medium")
+_warned_once = set()
 _precision = "highest"
 _deterministic = False
 _warn_only = False
@@ -47,3 +48,11 @@ def are_deterministic_algorithms_enabled():
 def is_deterministic_algorithms_warn_only_enabled():
     """Whether :func:`use_deterministic_algorithms` was last called with ``warn_only=True``."""
     return _warn_only
+
+
+def warn_once(message, stacklevel=2):
+    """A UserWarning with ``message``, the first time only in this process (as torch's once-per-process warnings);
+    ``stacklevel`` as ``warnings.warn``'s, counted from the caller."""
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)

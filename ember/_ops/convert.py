@@ -1,10 +1,9 @@
 """Moving a tensor to another dtype or device."""
-import warnings
-
 import numpy as np
 
 from .. import _dtype
 from .._device import CPU, META, array_module, meta_array, normalize
+from .._settings import warn_once
 from ..autograd.function import Function
 from ._strided import elem_strides
 from .memory_format import laid_out, like_strides, preserve_format
@@ -58,7 +57,7 @@ def _cast(xp, x, np_dtype):
         if x.dtype == np_dtype:
             return x
     if x.dtype.kind == "c" and np_dtype.kind not in "cb":  # to bool: nonzero, without a warning
-        _warn_complex_to_real()
+        warn_once("Casting complex values to real discards the imaginary part", 3)
         x = x.real
     if np_dtype in _dtype.FLOAT8_NP:
         return _dtype.float32_to_float8(xp, x, np_dtype)
@@ -69,13 +68,6 @@ def _cast(xp, x, np_dtype):
         return x.astype(np_dtype)
 
 
-_warned = []
-
-
-def _warn_complex_to_real():
-    if not _warned:  # once per process, as torch warns
-        _warned.append(True)
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
 
 
 def to_device_dtype(x, dtype, device, copy):

@@ -11,7 +11,8 @@ from ..autograd.function import Function
 from ..return_types import structseq
 from .decomp import _pivots_matrix, lu_factor_ex
 from .decomp import lu_solve as linalg_lu_solve
-from .matmul import constant, matmul, scalar_name, xp_of
+from .._dtype import scalar_name
+from .matmul import constant, matmul, xp_of
 from .solve import _triangular, check_float, check_matrix, solve_triangular
 from .view import broadcast_pair
 

@@ -435,8 +435,8 @@ def _setitem(self, key, value):
 
 
 def _warn_expanded(opname, example, stacklevel=3):
-    warnings.warn(f"Use of {opname} on expanded tensors is deprecated. Please clone() the tensor before performing this "
-                  f"operation. This also applies to advanced indexing e.g. {example}", UserWarning,
+    warnings.warn(f"Use of {opname} on expanded tensors is deprecated. Please clone() the tensor before performing "
+                  f"this operation. This also applies to advanced indexing e.g. {example}", UserWarning,
                   stacklevel=stacklevel)
 
 

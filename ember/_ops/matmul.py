@@ -7,6 +7,7 @@ import string
 import numpy as np
 
 from .. import _autocast, _dtype
+from .._dtype import scalar_name
 from .._autocast import cpu_float32_inputs, input_precision, lower_precision_inputs
 from .._device import CPU, array_module
 from .._kernels import mkl as _mkl
@@ -17,19 +18,10 @@ from ..autograd.grad_mode import grad_enabled
 from .reduce import sum as _sum
 from .view import broadcast_pair, reshape
 
-_SCALAR = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-           "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-           "uint64": "UInt64"}
 _CPP = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
         "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
         "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
         "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
-
-
-def scalar_name(dtype):
-    """torch's ScalarType name of ``dtype`` ('Float', 'Long', ...), as its error messages print it."""
-    return _SCALAR[dtype.name]
 
 
 def _dims(shape):

@@ -7,7 +7,7 @@ from .._kernels.elementwise import binary as ufunc2
 from .._tensor import Tensor, inplace, register, write_out
 from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled
-from .binary import _where, add, div, mul, recover, shape_error
+from .binary import _HALF, _where, add, div, mul, recover, shape_error
 from .index import _TYPE_NAMES
 
 
@@ -129,9 +129,6 @@ def _tensors(name, tensor1, tensor2):
     for pos, (arg, x) in enumerate((("tensor1", tensor1), ("tensor2", tensor2)), 2):
         if not isinstance(x, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
-
-
-_HALF = (_dtype.float16, _dtype.bfloat16)
 
 
 def _float32(*tensors):

@@ -1,5 +1,5 @@
-"""``Tensor.resize_``, ``resize_as_`` and ``set_``: a new shape over the tensor's storage, which grows (keeping its values)
-when too small."""
+"""``Tensor.resize_``, ``resize_as_`` and ``set_``: a new shape over the tensor's storage, which grows (keeping its
+values) when too small."""
 import numpy as np
 
 from .._creation import _size

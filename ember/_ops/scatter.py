@@ -1,13 +1,12 @@
 """Gather and scatter along one dimension (gather, scatter, scatter_add, scatter_reduce, take_along_dim) and the
 index_* ops that select whole slices along one dimension (index_select, index_add, index_copy, index_fill,
 index_reduce). Gradients are as torch defines them, including scatter_reduce's prod, mean, amax and amin."""
-import warnings
-
 import numpy as np
 
 from .. import _dtype
 from .._autocast import cpu_widest_inputs
 from .._creation import zeros
+from .._settings import warn_once
 from .._tensor import Tensor, inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
 from .index import BasicIndex, Where, _const, _xp, check_fill_value, inplace_expanded, pad_to
@@ -21,16 +20,6 @@ __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim
 _ALL = slice(None)
 _UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
-_warned = set()
-
-
-def _warn_once(msg):
-    """Warns once per process, as torch does for beta and deprecated arguments."""
-    if msg not in _warned:
-        _warned.add(msg)
-        warnings.warn(msg, UserWarning, stacklevel=3)
-
-
 def _1d(a):
     """0-d arrays as 1-D: torch treats a 0-d tensor as having one dimension of size 1 in these ops."""
     return a.reshape(1) if a.ndim == 0 else a
@@ -269,7 +258,7 @@ def scatter(input, dim, index, src=None, reduce=None, *, value=None):
     if not isinstance(src, Tensor):
         check_fill_value(src, input.dtype)
     elif reduce is not None:
-        _warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
                    "PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
     return Scatter.apply(input, src, index, dim=d, reduce={"add": "sum", "multiply": "prod"}.get(reduce),
                          include_self=True)
@@ -496,7 +485,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
                            f"{reduce}.")
-    _warn_once("index_reduce() is in beta and the API may change at any time.")
+    warn_once("index_reduce() is in beta and the API may change at any time.")
     d = _check_index_add("index_reduce_", input, dim, index, source)
     _check_bounds(index, d, _size(input, d), IndexError, "index out of range in self")
     shape = [1] * source.ndim
@@ -509,5 +498,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 register(gather, scatter, scatter_add, scatter_reduce, take_along_dim, index_select, index_add, index_copy,
          index_fill, index_reduce,
          scatter_=inplace(scatter), scatter_add_=inplace(scatter_add), scatter_reduce_=inplace(scatter_reduce),
-         index_add_=inplace(index_add), index_copy_=inplace(index_copy.__wrapped__), index_fill_=inplace_expanded(index_fill, "tensor[mask] = scalar"),
+         index_add_=inplace(index_add), index_copy_=inplace(index_copy.__wrapped__),
+         index_fill_=inplace_expanded(index_fill, "tensor[mask] = scalar"),
          index_reduce_=inplace(index_reduce))

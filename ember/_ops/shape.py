@@ -345,6 +345,12 @@ def _repeat_index(counts, xp):
     return xp.searchsorted(ends, xp.arange(total), side="right")
 
 
+def _check_repeats_dtype(repeats):
+    if repeats.dtype.name not in ("int32", "int64"):
+        name = _dtype.scalar_name(repeats.dtype)
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{name}'")
+
+
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeats each element of ``input`` ``repeats`` times (an int, or a tensor of per-element counts) along
     ``dim`` (of the flattened input if None). ``repeat_interleave(counts)`` gives ``[0]*counts[0] + [1]*...``.
@@ -359,8 +365,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         if counts.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if counts.dtype.name not in ("int32", "int64"):
-            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_scalar_name(counts.dtype)}'")
+        _check_repeats_dtype(counts)
         return repeat_interleave(arange(counts.shape[0], dtype=counts.dtype, device=counts.device), counts, 0,
                                  output_size=output_size)
     if dim is None:
@@ -370,8 +375,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     n = input.shape[d] if input.ndim else 1
     xp = _xp(input)
     if isinstance(repeats, Tensor):
-        if repeats.dtype.name not in ("int32", "int64"):
-            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_scalar_name(repeats.dtype)}'")
+        _check_repeats_dtype(repeats)
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         counts = repeats._data.reshape(-1)
@@ -394,13 +398,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                            if not isinstance(repeats, Tensor) else "allocated size does not match required size")
     flat = xp.arange(input.numel()).reshape(input.shape)
     return Gather.apply(input, index=xp.take(flat, src, axis=d))
-
-
-def _scalar_name(dtype):
-    """torch's C++ name of a dtype, as its kernel errors print it ('Float', 'Long', 'Bool')."""
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dtype.name]
 
 
 def _xp(t):

@@ -16,7 +16,8 @@ from .._tensor import register, write_out
 from ..autograd.function import Function
 from ..return_types import structseq
 from .view import broadcast_pair
-from .matmul import constant, matmul, scalar_name, xp_of
+from .._dtype import scalar_name
+from .matmul import constant, matmul, xp_of
 from .view import reshape
 
 _SlogdetT = structseq("linalg_slogdet", ("sign", "logabsdet"))

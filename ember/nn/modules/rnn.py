@@ -11,6 +11,7 @@ import warnings
 from ... import _autocast
 from ..._autocast import lower_precision_inputs
 from ..._creation import empty, zeros
+from ..._dtype import scalar_name
 from ..._ops.matmul import addmm
 from ..._ops.rnn import GATES, recurrence
 from ..._ops.shape import cat, stack
@@ -44,8 +45,8 @@ def _lstm_states(h0, c0):
 def _check_state_dtype(h, dtype):
     """The error for a state whose dtype is not the input's and weights' (autocast casts them instead)."""
     if h.dtype is not dtype and _autocast.ACTIVE.get() is None:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar(h.dtype)} and "
-                           f"{_scalar(dtype)}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_name(h.dtype)} and "
+                           f"{scalar_name(dtype)}")
 
 
 def _permute(hx, permutation):
@@ -427,8 +428,8 @@ class RNNCellBase(Module):
         if input.shape[1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}")
         if input.dtype is not self.weight_ih.dtype:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar(input.dtype)} and "
-                               f"{_scalar(self.weight_ih.dtype)}")
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_name(input.dtype)} and "
+                               f"{scalar_name(self.weight_ih.dtype)}")
         full = []
         for i, h in enumerate(states):
             if h is None:
@@ -448,11 +449,6 @@ class RNNCellBase(Module):
             h = h.squeeze(0)
             c = None if c is None else c.squeeze(0)
         return h, c
-
-
-def _scalar(dtype):
-    from ..._ops.matmul import scalar_name
-    return scalar_name(dtype)
 
 
 class RNNCell(RNNCellBase):
