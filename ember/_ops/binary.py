@@ -771,7 +771,7 @@ def next_float(xp, a, b):
     tiny = xp.where(b > 0, 1, np.iinfo(bits).min + 1).astype(bits, copy=False)  # the smallest subnormal toward b
     out = xp.where(a == 0, tiny, out).view(a.dtype)
     out = xp.where(a == b, b, out)
-    return xp.where(xp.isnan(a) | xp.isnan(b), a + b, out)
+    return xp.where(xp.isnan(a) | xp.isnan(b), a + b, out).astype(a.dtype, copy=False)  # CuPy's where: bf16 in float32
 
 
 class Nextafter(Binary):

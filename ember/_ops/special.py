@@ -376,7 +376,7 @@ class Zeta(Binary):
             raise NotImplementedError(f'"zeta" not implemented for {dt}')
         ctx.save_for_backward(x, q)
         y = xp.asarray(ufunc2(_sp(xp).zeta, x, q), dtype=dt)
-        return xp.where(q == xp.inf, xp.nan, y).astype(dt, copy=False)  # the series' tail is NaN at q = inf
+        return xp.where(xp.asarray(q) == xp.inf, xp.nan, y).astype(dt, copy=False)  # the series' tail is NaN at q = inf
 
     @staticmethod
     def backward(ctx, grad):

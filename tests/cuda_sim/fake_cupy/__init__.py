@@ -514,11 +514,11 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
 
 
 def asarray(a, dtype=None, order=None, *, blocking=False):
-    return array(a, dtype, False, order or "K")
+    return array(a, dtype, None, order or "K")
 
 
 def ascontiguousarray(a, dtype=None):
-    a = array(a, dtype, False)
+    a = array(a, dtype, None)
     return _wrap(np.ascontiguousarray(a._a), None, (a,))
 
 
@@ -705,6 +705,23 @@ _creation = dict(ndarray=ndarray, ufunc=ufunc, array=array, asarray=asarray, asa
                  ascontiguousarray=ascontiguousarray, asnumpy=asnumpy, get_array_module=get_array_module,
                  from_dlpack=from_dlpack, fromDlpack=from_dlpack, get_default_memory_pool=lambda: _POOL,
                  get_default_pinned_memory_pool=lambda: _PINNED)
+
+# CuPy's where is a ufunc over (condition as bool, x, y); it has no bfloat16 loop, so bfloat16 operands give float32
+_WHERE = ufunc("where", 3, 1, ("???->?", "?bb->b", "?BB->B", "?hh->h", "?HH->H", "?ii->i", "?II->I", "?ll->l",
+                               "?LL->L", "?qq->q", "?QQ->Q", "?ee->e", "?ff->f", "?dd->d", "?FF->F", "?DD->D"),
+               np.where)
+
+
+def where(condition, x=None, y=None):
+    if x is None and y is None:
+        return _cupy.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("Must provide both 'x' and 'y' or neither.")
+    return _WHERE(condition.astype("?"), x, y)  # a condition that is no array fails here, as in CuPy
+
+
+_creation["where"] = where
+
 
 def _stable(f):
     """``f`` (a sort) always stable, as CuPy's sorts are."""
