@@ -5,6 +5,7 @@ inputs, the same optimizer. Prints the time of one step (forward + backward + op
     python bench/train.py                  # all cases: mlp, lenet, gpt
     python bench/train.py gpt --steps 20   # one case, more steps
     python bench/train.py --threads 1      # both frameworks on one thread (steadier on a busy machine)
+    python bench/train.py --device cuda    # on a GPU (ember through CuPy): step times only
 
 Step times are measured in this process, alternating the two frameworks in short rounds and keeping the median, so
 load from other programs hits both alike. Each round first runs untimed steps for 0.1 s: after the other framework's
@@ -69,7 +70,7 @@ def gpt(lib, vocab=65, block=128, layers=4, heads=4, width=256):
             self.ln, self.head = nn.LayerNorm(width), nn.Linear(width, vocab)
 
         def forward(self, idx):
-            x = self.tok(idx) + self.pos(lib.arange(idx.shape[1]))
+            x = self.tok(idx) + self.pos(lib.arange(idx.shape[1], device=idx.device))
             return self.head(self.ln(self.blocks(x)))
 
     return GPT(), lambda p: lib.optim.AdamW(p, lr=3e-4)
@@ -86,14 +87,15 @@ def inputs(case):
     return rng.integers(0, 65, (16, 128)), rng.integers(0, 65, (16, 128))
 
 
-def trainer(lib, case, state_dict=None):
+def trainer(lib, case, state_dict=None, device="cpu"):
     """(one training step as a function returning the loss, the model)."""
     lib.manual_seed(0)
     model, make_opt = {"mlp": mlp, "lenet": lenet, "gpt": gpt}[case](lib)
     if state_dict is not None:
         model.load_state_dict(state_dict)
+    model.to(device)
     opt = make_opt(model.parameters())
-    x, y = (lib.from_numpy(a) for a in inputs(case))
+    x, y = (lib.from_numpy(a).to(device) for a in inputs(case))
     F = lib.nn.functional
 
     def step():
@@ -107,12 +109,14 @@ def trainer(lib, case, state_dict=None):
     return step, model
 
 
-def compare_times(case, steps, rounds):
+def compare_times(case, steps, rounds, device="cpu"):
     import torch
 
     import ember
-    t_step, t_model = trainer(torch, case)
-    e_step, _ = trainer(ember, case, t_model.state_dict())
+    t_step, t_model = trainer(torch, case, device=device)
+    e_step, _ = trainer(ember, case, {k: v.cpu() for k, v in t_model.state_dict().items()}, device)
+    sync = {"ember": ember.cuda.synchronize, "torch": torch.cuda.synchronize} if device == "cuda" else \
+        {"ember": lambda: None, "torch": lambda: None}
     first = e_step().item(), t_step().item()  # the same weights and inputs: the same first loss
     for _ in range(2):  # warm up
         e_step(), t_step()
@@ -127,9 +131,11 @@ def compare_times(case, steps, rounds):
             fn()
             while time.perf_counter() - t0 < 0.1:
                 fn()
+            sync[name]()
             t0 = time.perf_counter()
             for _ in range(per_round):
                 fn()
+            sync[name]()
             times[name].append((time.perf_counter() - t0) / per_round)
     return statistics.median(times["ember"]), statistics.median(times["torch"]), first
 
@@ -166,6 +172,7 @@ def main():
     p.add_argument("--steps", type=int, default=10, help="timed steps per framework and case")
     p.add_argument("--rounds", type=int, default=5, help="alternations of the two frameworks")
     p.add_argument("--threads", type=int, help="threads for both frameworks' math libraries (default: theirs)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where both frameworks train")
     p.add_argument("--child", nargs=2, metavar=("FRAMEWORK", "CASE"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.threads:  # before NumPy or torch load their thread pools; the children inherit it
@@ -175,20 +182,23 @@ def main():
         return child(*args.child, max(3, args.steps // 2))
     import torch
     from ember._kernels import mkl
-    print(f"ember vs torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, ember's "
-          f"GEMMs on {'MKL' if mkl.available() else 'NumPy'}; ratios are ember / torch, lower is better\n")
+    where = (f"on {torch.cuda.get_device_name()}" if args.device == "cuda" else
+             f"{torch.get_num_threads()} threads, {os.cpu_count()} CPUs, ember's GEMMs on "
+             f"{'MKL' if mkl.available() else 'NumPy'}")
+    print(f"ember vs torch {torch.__version__}, {where}; ratios are ember / torch, lower is better\n")
     head = (f"{'case':<7}{'ember ms':>10}{'torch ms':>10}{'ratio':>7}  |{'peak MB e/t':>15}{'ratio':>7}"
             f"  |{'train MB e/t':>15}{'ratio':>7}")
     rows = []
     for case in args.cases or list(CASES):
-        e, t, first = compare_times(case, args.steps, args.rounds)
-        me, mt = memory("ember", case, args.steps), memory("torch", case, args.steps)
-        rows.append((case, e, t, me, mt, first))
-    print(head)
+        e, t, first = compare_times(case, args.steps, args.rounds, args.device)
+        if args.device == "cpu":
+            me, mt = memory("ember", case, args.steps), memory("torch", case, args.steps)
+        rows.append((case, e, t, me, mt, first) if args.device == "cpu" else (case, e, t, None, None, first))
+    print(head if args.device == "cpu" else head.partition("|")[0])
     for case, e, t, me, mt, _ in rows:
-        print(f"{case:<7}{e * 1e3:10.1f}{t * 1e3:10.1f}{e / t:7.2f}  |"
+        print(f"{case:<7}{e * 1e3:10.1f}{t * 1e3:10.1f}{e / t:7.2f}" + ("" if me is None else "  |"
               f"{me['peak_mb']:7.0f}/{mt['peak_mb']:<7.0f}{me['peak_mb'] / mt['peak_mb']:7.2f}  |"
-              f"{me['train_mb']:7.0f}/{mt['train_mb']:<7.0f}{me['train_mb'] / max(mt['train_mb'], 1):7.2f}")
+              f"{me['train_mb']:7.0f}/{mt['train_mb']:<7.0f}{me['train_mb'] / max(mt['train_mb'], 1):7.2f}"))
     print()
     for case, *_, first in rows:
         print(f"{case:<7}{CASES[case]}; first loss ember {first[0]:.5f}, torch {first[1]:.5f}")

@@ -38,12 +38,12 @@ def reference(xp, q, k, v, bias, keep, scale, causal, safe):
     else:
         m = xp.amax(s, axis=-1, keepdims=True)
         if safe:
-            m[m == -xp.inf] = 0  # an all-masked row then exps to zeros, not NaN
+            xp.copyto(m, 0, where=m == -xp.inf)  # an all-masked row then exps to zeros, not NaN (CuPy: no sync)
         s -= m
         p = xp.exp(s, out=s)
         total = xp.sum(p, axis=-1, keepdims=True)
         if safe:
-            total[total == 0] = 1
+            xp.copyto(total, 1, where=total == 0)
         p /= total
     return xp.matmul(p if keep is None else p * keep, v), p
 

@@ -46,7 +46,10 @@ def _grads(g, x, w, mean, rstd, axes, bshape, need):
 
 
 def _contract(xp, a, b, keep):
-    """``sum(a * b)`` over every axis not in ``keep``, kept as size-1 axes; no full-size temporary."""
+    """``sum(a * b)`` over every axis not in ``keep``, kept as size-1 axes; no full-size temporary on the CPU (CuPy's
+    einsum costs more time to set up than the product and the sum take)."""
+    if xp is not np:
+        return (a * b).sum(axis=tuple(i for i in range(a.ndim) if i not in keep), keepdims=True)
     letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
     out = xp.einsum(f"{letters},{letters}->{''.join(letters[i] for i in keep)}", a, b)
     return out.reshape(tuple(s if i in keep else 1 for i, s in enumerate(a.shape)))

@@ -1,10 +1,15 @@
 """Adam, with optional AMSGrad and decoupled (AdamW) weight decay."""
+import numpy as np
+
 from .._creation import zeros_like
+from .._kernels import cuda_fused
 from .._tensor import Tensor
 from .optimizer import (Optimizer, _alpha, _check_fused, _grad_array, _hyper, _lerp_, _lr, _opmath, _real,
                         _scalar_tensor, _to_scalar, _xp)
 
 __all__ = ["Adam"]
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _check_betas(lr, eps, betas, weight_decay):
@@ -101,6 +106,12 @@ class Adam(Optimizer):
         step_t = state["step"]._data
         step_t += 1
         step = step_t.item()
+        fused = None if group["amsgrad"] or xp is np else cuda_fused.kernel("adam", xp)
+        if fused is not None and param.dtype in _FUSED_DTYPES and g.dtype == param.dtype and \
+                all(isinstance(v, (int, float)) for v in (lr, beta1, beta2)):
+            cuda_fused.adam(fused, param, g, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, wd,
+                            group["decoupled_weight_decay"], step)
+            return
         tmp = xp.empty_like(param, dtype=_opmath(param))  # float32 for halves: each in-place op rounds once
         if wd != 0:
             if group["decoupled_weight_decay"]:
