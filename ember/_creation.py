@@ -350,6 +350,9 @@ def _to_array(data, dtype):
             if any(v < 0 for v in arr.ravel().tolist()):
                 raise OverflowError("can't convert negative int to unsigned")
             return np.array(data, np.uint64), dt
+        if (arr.dtype == object or arr.dtype == np.uint64) and dtypes <= {_dtype.int64, _dtype.bool} and (
+                dt.is_floating_point or dt.is_complex or dt is _dtype.bool):
+            arr = np.array(data, np.bool_ if dt is _dtype.bool else np.float64)  # ints beyond int64 read as floats
         if arr.dtype == object or arr.dtype == np.uint64 and inferred is not _dtype.uint64 or (  # ints beyond int64
                 inferred is _dtype.int64 and arr.dtype.kind == "f" and not (dt.is_floating_point or dt.is_complex
                                                                             or dt is _dtype.bool)):
@@ -360,7 +363,9 @@ def _to_array(data, dtype):
     dt = dtype or _leaf_dtype(data)
     if isinstance(data, int) and not isinstance(data, bool) and not -2 ** 63 <= data < 2 ** (
             64 if dt is _dtype.uint64 else 63):
-        raise ValueError("Overflow when unpacking long long")
+        if not (dt.is_floating_point or dt.is_complex or dt is _dtype.bool):
+            raise ValueError("Overflow when unpacking long long")
+        data = bool(data) if dt is _dtype.bool else float(data)  # a huge int read as a float or a bool
     arr = np.asarray(data)
     return _checked_cast(arr, dt, not isinstance(data, np.complexfloating)), dt
 

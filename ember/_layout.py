@@ -88,4 +88,6 @@ def dim_order(self, *, ambiguity_check=False):
 
 
 register(to_dense, dim_order, layout=property(_layout), is_sparse=property(_false), is_sparse_csr=property(_false),
-         is_quantized=property(_false), is_nested=property(_false), is_mkldnn=property(_false))
+         is_quantized=property(_false), is_nested=property(_false), is_mkldnn=property(_false),
+         is_distributed=_false,
+         **{f"is_{kind}": property(_false) for kind in ("xpu", "mps", "ipu", "maia", "mtia", "vulkan", "xla")})

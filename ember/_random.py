@@ -398,7 +398,8 @@ def _random_ints(sampler, low, high, shape, dt):
     return sampler.integers(low, high, shape, dtype=np.int64).astype(dt.np)
 
 
-_C_TYPE = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int", "int64": "long"}
+_C_TYPE = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int", "int64": "long",
+           "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -465,7 +466,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                             "expected (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std) "
                             "or (float mean, float std, tuple of ints size)")
         m, s = _number(mean, "normal"), _number(std, "normal")
-        if s < 0:
+        if not s >= 0:  # NaN included
             raise RuntimeError(f"normal expects std >= 0.0, but found std {s:g}")
         shape = _size((size,) if isinstance(size, (tuple, list)) else (size,), "normal")
         dt, dev = _factory("normal", dtype, device, out)
@@ -485,9 +486,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if dt.is_complex and mean._requires_grad:
         raise RuntimeError("normal does not support automatic differentiation for outputs with complex dtype.")
     if st:
-        if (std._data < 0).any():
+        if not (std._data >= 0).all():  # NaN included
             raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif std < 0:
+    elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     shape = broadcast_pair(mean.shape, std.shape) if mt and st else ref.shape
     work = dt.np if dt.is_complex else _float_work(dt)
@@ -707,7 +708,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fills this tensor with normal samples (for a complex one, its real and imaginary parts are each normal of
     standard deviation ``std / sqrt(2)``)."""
     _need_float(self.dtype.to_real(), "normal_kernel_cpu")
-    if std < 0:
+    if not std >= 0:  # NaN included
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     sampler = _sampler(generator, self.device)
     out = _drawn_in_place(self)

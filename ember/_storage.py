@@ -51,6 +51,9 @@ class UntypedStorage:
     def is_cuda(self):
         return self.device.type == "cuda"
 
+    def get_device(self):
+        return self.device.index
+
     def cpu(self):
         """This storage if it is on the CPU, else a CPU copy."""
         if self.device.type == "cpu":
@@ -63,6 +66,36 @@ class UntypedStorage:
 
     def __getitem__(self, i):
         return self.cpu()._bytes()[i].tolist()
+
+    def _items(self):
+        return self._bytes()  # on the storage's device, sharing its memory
+
+    def __setitem__(self, i, value):
+        """Writes ``value`` into element (or slice) ``i`` of this storage's memory."""
+        items = self._items()
+        if isinstance(i, int) and not -items.size <= i < items.size:
+            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {items.size}")
+        items[i] = value
+
+    def fill_(self, value):
+        """Writes ``value`` into every element; returns this storage."""
+        self._items()[...] = value
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        """Copies the bytes of the storage ``source``, of the same size in bytes; returns this storage."""
+        if source.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {source.nbytes()} "
+                               "bytes")
+        self._bytes()[...] = source._bytes() if source.device == self.device else _to(source._bytes(), self.device)
+        return self
+
+    def clone(self):
+        """A copy of this storage in new memory."""
+        new = self.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._array = self._array.copy(order="K")
+        return new
 
     def __repr__(self):
         return f"ember.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}"
@@ -104,8 +137,17 @@ class TypedStorage(UntypedStorage):
     def __getitem__(self, i):
         return self._values()[i].item()
 
+    def _items(self):
+        return self._bytes().view(self.dtype.np)
+
     def __repr__(self):
         return (f"ember.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of size {self.size()}")
+
+
+def _to(a, device):
+    """The array ``a`` copied onto ``device``."""
+    from ._device import array_module
+    return a.get() if device.type == "cpu" else array_module(device).asarray(a)
 
 
 _warned = []

@@ -602,6 +602,11 @@ class Tensor:
     def type_as(self, other):
         return self.to(other.dtype)
 
+    def module_load(self, other, assign=False):
+        """How ``load_state_dict`` turns the state-dict value ``other`` into this parameter or buffer's new value:
+        ``other.detach()`` when ``assign``, else ``self.copy_(other).detach()``."""
+        return other.detach() if assign else self.copy_(other).detach()
+
 
 class Size(tuple):
     """A tensor's shape: a tuple of ints."""

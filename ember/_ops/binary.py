@@ -17,6 +17,7 @@ from ..autograd.function import Function
 
 _BOOL = _dtype.bool
 _HALF = (_dtype.float16, _dtype.bfloat16)
+_RSQRT_POW = (_dtype.float32, _dtype.float64, _dtype.bfloat16)  # float16 ** -0.5 is a true pow
 _INTEGRAL = "biu"  # NumPy kinds of bool and integer arrays
 
 
@@ -478,9 +479,12 @@ def _int_pow(xp, a, b):
 class Pow(Binary):
     holomorphic = True
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, rsqrt=False):
         xp = ctx.xp
-        y = _int_pow(xp, a, b) if _is_integral(a, b) else ufunc2(xp.power, a, b)
+        if rsqrt:  # x ** -0.5 as 1 / sqrt(x): (-0) ** -0.5 is -inf, (-inf) ** -0.5 NaN
+            y = xp.reciprocal(xp.sqrt(a))
+        else:
+            y = _int_pow(xp, a, b) if _is_integral(a, b) else ufunc2(xp.power, a, b)
         ctx.save_for_backward(a, b, y if ctx.needs_input_grad[1] else None)  # y only enters the exponent's grad
         return y
 
@@ -529,12 +533,14 @@ def pow(input, exponent, *, out=None):
     """
     if input.__class__ is float or exponent.__class__ is float:
         input, exponent = half_scalar(input, exponent)
-    op = Pow
+    op, params = Pow, {}
     if exponent.__class__ in (int, float) and (exponent == 3 or exponent == -2) and \
             getattr(input, "dtype", None) is _dtype.bfloat16:
         op = PowRounded
+    elif exponent.__class__ is float and exponent == -0.5 and getattr(input, "dtype", None) in _RSQRT_POW:
+        params = {"rsqrt": True}
     try:
-        r = op.apply(input, exponent)
+        r = op.apply(input, exponent, **params)
     except (ValueError, OverflowError) as e:
         r = recover(e, Pow, input, exponent)
     return r if out is None else write_out(r, out)

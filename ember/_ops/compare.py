@@ -123,11 +123,13 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-7, 2.1]))
         tensor([ True, False])
     """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{_dtype.scalar_name(input.dtype)} did not match {_dtype.scalar_name(other.dtype)}")
-    if rtol < 0:
+    if not rtol >= 0:  # NaN included
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     try:
         return IsClose.apply(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -81,9 +81,11 @@ def _index_array(k, x):
     kind = a.dtype.kind
     if kind == "b" or a.dtype == np.uint8:
         return (_BOOL, bool(a)) if a.ndim == 0 else (_MASK if isinstance(k, Tensor) else _SEQ_MASK, a)
+    if a.ndim == 0 and kind in "iu":  # a 0-d integer tensor of any width is an integer index
+        return _INT, int(a)
     if a.dtype != np.int64 and a.dtype != np.int32:
         raise IndexError(_BAD_DTYPE)
-    return (_INT, int(a)) if a.ndim == 0 else (_ARRAY, a)
+    return _ARRAY, a
 
 
 def _classify(k, x):

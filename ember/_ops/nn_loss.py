@@ -45,10 +45,11 @@ class ClassNLL(Function):
         w = None if weight is None else weight.astype(x.dtype, copy=False)
         wt = valid.astype(x.dtype) if w is None else w[t] * valid
         picked = xp.take_along_axis(logp, t[:, None], axis=1)[:, 0] if c else xp.zeros(m, x.dtype)
-        loss = -picked * wt
-        if smoothing:
-            smooth = -(logp.sum(axis=1) if w is None else logp @ w) * valid
-            loss = loss * (1 - smoothing) + smooth * (smoothing / c)
+        with _quiet(xp):  # an ignored row counts 0, even where its log-probabilities are -inf
+            loss = xp.where(valid, -picked * wt, 0)
+            if smoothing:
+                smooth = xp.where(valid, -(logp.sum(axis=1) if w is None else logp @ w), 0)
+                loss = loss * (1 - smoothing) + smooth * (smoothing / c)
         total = None
         if reduction != "none":
             loss = loss.sum()

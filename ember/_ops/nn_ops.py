@@ -202,7 +202,7 @@ class PreluKernel(Function):
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
-        neg = x <= 0
+        neg = ~(x > 0)  # NaN takes the negative branch, as torch's
         gx = gw = None
         if ctx.needs_input_grad[0]:
             joined = (x,) if grad_enabled() else ()

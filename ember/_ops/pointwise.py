@@ -9,6 +9,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import grad_enabled
 from .binary import _HALF, _where, add, div, mul, recover, shape_error
 from .index import _TYPE_NAMES
+from .reduce import _quiet
 
 
 class Clamp(Function):
@@ -188,8 +189,9 @@ class NanToNum(Function):
         ctx.save_for_backward(x)
         info = _dtype.finfo(_dtype.from_numpy_dtype(dt))  # the limits of the tensor's own dtype
         work = x.astype("float32") if dt.kind == "V" else x  # NumPy skips bfloat16 (not an inexact type)
-        y = xp.nan_to_num(work, nan=nan, posinf=info.max if posinf is None else posinf,
-                          neginf=info.min if neginf is None else neginf)
+        with _quiet(xp):  # a replacement beyond the dtype's range rounds to inf, as torch's
+            y = xp.nan_to_num(work, nan=nan, posinf=info.max if posinf is None else posinf,
+                              neginf=info.min if neginf is None else neginf)
         return y.astype(dt) if y.dtype != dt else y
 
     @staticmethod
@@ -203,6 +205,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     and smallest finite values; for complex inputs, of the real and imaginary parts each)."""
     if input.dtype.is_complex and input.requires_grad and grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype.")
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {_dtype.scalar_name(out.dtype)} should be same as input: "
+                           f"{_dtype.scalar_name(input.dtype)}")
     r = NanToNum.apply(input, nan=nan, posinf=posinf, neginf=neginf)
     return r if out is None else write_out(r, out)
 

@@ -32,10 +32,12 @@ def _dims(dim, ndim):
     """``dim`` as a tuple of distinct dims in ``[0, ndim)``; None, () and [] mean every dimension."""
     if dim is None or type(dim) in (tuple, list) and not dim:
         return _EVERY_DIM[:ndim]
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    dims = (dim,) if isinstance(dim, (int, np.integer, Tensor)) else tuple(dim)
     n = ndim or 1
     out = []
     for d in dims:
+        if isinstance(d, Tensor):  # an integer tensor of one element stands for its value
+            d = d.__index__()
         if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
             raise TypeError(f"dim must be an int or a tuple of ints, but got an element of type {type(d).__name__}")
         d = int(d)
@@ -275,6 +277,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         >>> ember.tensor([[1., 2.], [3., 4.]]).prod(1)
         tensor([ 2., 12.])
     """
+    if isinstance(dim, Tensor) and dim.dtype is not _dtype.bool:
+        dim = dim.__index__()
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = _dims(dim, input.ndim)

@@ -85,4 +85,43 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     return self
 
 
-register(resize_, resize_as_, set_)
+def is_set_to(self, tensor):
+    """Whether this tensor and ``tensor`` view the same memory with the same offset, size and strides.
+
+    Example::
+
+        >>> x = ember.zeros(2, 3)
+        >>> x.is_set_to(x.view(2, 3)), x.is_set_to(x.view(6))
+        (True, False)
+    """
+    a, b = self._data, tensor._data
+    return (self.device == tensor.device and a.shape == b.shape and self.stride() == tensor.stride()
+            and _address(a) == _address(b) and _address(_owner(a)) == _address(_owner(b)))
+
+
+def resize(self, *sizes):
+    """The deprecated out-of-place ``resize_``: this tensor's elements in the shape ``sizes`` (same number of
+    elements), differentiable."""
+    import warnings
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resize_same(self, _size(sizes, "resize"))
+
+
+def resize_as(self, tensor):
+    """The deprecated out-of-place ``resize_as_``: ``self.resize(tensor.shape)``."""
+    import warnings
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _resize_same(self, tensor.shape)
+
+
+def _resize_same(self, shape):
+    n = int(np.prod(shape))
+    if n != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({n} elements in total), but the given "
+                           f"tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while preserving the "
+                           "number of elements. ")
+    return self.contiguous().view(shape)
+
+
+register(resize_, resize_as_, set_, is_set_to, resize, resize_as)

@@ -297,4 +297,18 @@ def vander(x, N=None, increasing=False):
     return out if increasing else out.flip(1)
 
 
-register(cumsum, cumprod, cummax, cummin, logcumsumexp, diff, cumsum_=inplace(cumsum), cumprod_=inplace(cumprod))
+def _scan_(fn):
+    """The in-place ``x.cumsum_(dim, dtype=...)``: ``dtype``, when given, must be ``x``'s."""
+    method = inplace(fn)
+
+    def scan_(self, dim, *, dtype=None):
+        if dtype is not None and _dtype.to_dtype(dtype) is not self.dtype:
+            from .matmul import _CPP
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP[self.dtype.name]} and output tensor "
+                               f"dtype {_CPP[_dtype.to_dtype(dtype).name]} should match")
+        return method(self, dim)
+    scan_.__name__, scan_.__doc__ = method.__name__, method.__doc__
+    return scan_
+
+
+register(cumsum, cumprod, cummax, cummin, logcumsumexp, diff, cumsum_=_scan_(cumsum), cumprod_=_scan_(cumprod))

@@ -269,7 +269,6 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "while right was True")
         right = side == "right"
     seq = sorted_sequence
-    _no_bool(seq, "searchsorted_out_cpu")
     if seq.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
                            "dimension")
@@ -287,6 +286,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
     else:  # a number is compared in the promoted dtype, not as a double
         input = seq.new_full((), input, dtype=_dtype.result_type(seq, input))
+    if _dtype.result_type(seq, input) is _dtype.bool:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     if sorter is not None:
         if sorter.shape != seq.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "

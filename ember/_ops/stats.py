@@ -153,6 +153,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
     """
     _check_dtypes(input, weight)
+    if weight is not None and weight.shape != input.shape:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(input.shape) + [1]} and weight with shape {list(weight.shape)}")
     edges = _edges(input, bins, range, 0)
     hist = Histogram.apply(input.detach(), edges, None if weight is None else weight.detach(), density=density)
     if out is not None:

@@ -163,6 +163,9 @@ def sum_to_size(input, *size):
     size = shape_arg(size)
     if tuple(input.shape) == size:
         return input
+    lead = input.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
     return SumToSize.apply(input, shape=size)
 
 

@@ -14,7 +14,8 @@ __all__ = ["embedding", "embedding_renorm_", "conv1d", "conv2d", "conv3d", "conv
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "celu_", "selu_", "rrelu", "rrelu_",
            "threshold_",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "kl_div",
-           "binary_cross_entropy_with_logits", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
+           "binary_cross_entropy_with_logits", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss",
+           "norm_except_dim", "_weight_norm"]
 
 from ... import _dtype
 from ..._tensor import register
@@ -31,6 +32,7 @@ from .linear import bilinear  # noqa: F401
 from .pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d_with_indices  # noqa: F401
 from .vision import channel_shuffle, native_channel_shuffle, pixel_shuffle, pixel_unshuffle  # noqa: F401
 from .vision import affine_grid, grid_sample
+from ..utils.weight_norm import _norm_except_dim, _weight_norm  # noqa: F401
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -221,6 +223,14 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
     return _loss.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _REDUCTIONS[reduction],
                           zero_infinity)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm of ``v`` over every dimension but ``dim``, kept as size-1 dims (over all of ``v`` for dim
+    -1), as weight normalization's ``g``."""
+    if not isinstance(pow, int):
+        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type(pow).__name__}")
+    return _norm_except_dim(v, dim, pow)
 
 
 register(prelu)  # Tensor.prelu(weight)

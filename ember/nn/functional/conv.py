@@ -292,6 +292,12 @@ def _fold_params(kernel_size, dilation, padding, stride):
     return k, d, p, s
 
 
+def _fold_dtype(input, kernel):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is _dtype.bool):
+        raise NotImplementedError(f'"{kernel}_out_{input.device.type}" not implemented for '
+                                  f"'{_dtype.scalar_name(input.dtype)}'")
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extracts sliding local blocks: (N, C, H, W) to (N, C * prod(kernel_size), L) (im2col); a 3-D input is one
     unbatched image.
@@ -305,6 +311,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (3, 4) or 0 in input.shape[input.ndim - 3:]:
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {_shape(input)}")
+    _fold_dtype(input, "im2col")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     blocks = [out_size(n, kk, ss, dd, pp, pp) for n, kk, ss, dd, pp in zip(x.shape[2:], k, s, d, p)]
@@ -335,6 +342,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (2, 3):
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {_shape(input)}")
+    _fold_dtype(input, "col2im")
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
     if x.shape[1] % (k[0] * k[1]):

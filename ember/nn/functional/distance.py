@@ -56,14 +56,37 @@ def _distance(diff, p):
     return _MaxAbs.apply(diff) if p == float("inf") else vector_norm(diff, p, -1)
 
 
+class _EuclideanDist(Function):
+    """``p = 2`` cdist through one matmul, ``sqrt(|x1|^2 - 2 x1.x2 + |x2|^2)``: no (*, P, R, M) differences, as
+    torch's ``use_mm_for_euclid_dist`` (with its rounding near zero); the gradient at a zero distance is zero."""
+    half_in_float32 = True
+
+    @staticmethod
+    def forward(ctx, x1, x2):
+        xp = ctx.xp
+        n1, n2 = (x1 * x1).sum(-1, keepdims=True), (x2 * x2).sum(-1, keepdims=True)
+        a = xp.concatenate([x1 * -2, n1, xp.ones_like(n1)], -1)
+        b = xp.concatenate([x2, xp.ones_like(n2), n2], -1)
+        d = xp.sqrt(xp.maximum(xp.matmul(a, xp.swapaxes(b, -1, -2)), 0))
+        ctx.save_for_backward(x1, x2, d)
+        return d
+
+    @staticmethod
+    def backward(ctx, grad):
+        x1, x2, d = ctx.saved_tensors
+        ratio = (grad / d).masked_fill(d == 0, 0)  # (*, P, R)
+        return (x1 * ratio.sum(-1, keepdim=True) - ratio @ x2,
+                x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT @ x1)
+
+
 _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 
 
 @float32_inputs
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The ``p``-norm distance between each row of ``x1`` (*, P, M) and each row of ``x2`` (*, R, M): (*, P, R),
-    batch dimensions broadcasting. Computed directly (``compute_mode`` is accepted for compatibility), so that
-    distances are exact; the gradient at a zero distance is zero, as torch's.
+    batch dimensions broadcasting. For ``p = 2`` with more than 25 rows (or ``compute_mode='use_mm_for_euclid_dist'``)
+    it goes through a matmul, otherwise it is computed directly; the gradient at a zero distance is zero.
 
     Example::
 
@@ -77,7 +100,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
         if not t.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_tname(t.dtype)}")
-    if x1.dtype in (_dtype.float16, _dtype.bfloat16) and x1.device.type == "cpu":
+    mm = compute_mode == _COMPUTE_MODES[1] or compute_mode == _COMPUTE_MODES[0] and max(x1.shape[-2], x2.shape[-2]) > 25
+    mm = p == 2 and mm and x1.numel() and x2.numel()
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16) and x1.device.type == "cpu" and not mm:
         raise NotImplementedError(f"\"cdist\" not implemented for '{_tname(x1.dtype)}'")
     if x1.dtype is not x2.dtype:
         raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
@@ -85,6 +110,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if mm:
+        batch = broadcast_pair(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+        return _EuclideanDist.apply(broadcast_to(x1, batch + tuple(x1.shape[-2:])),
+                                    broadcast_to(x2, batch + tuple(x2.shape[-2:])))
     return _distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
 
 
@@ -100,7 +129,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1, n2 = vector_norm(x1, 2, dim, True), vector_norm(x2, 2, dim, True)
     # The clamp changes the value only: the gradient flows as if unclamped, as torch's (a no-grad in-place clamp).
     with no_grad():
-        c1, c2 = n1.clamp_min(eps) - n1, n2.clamp_min(eps) - n2
+        c1, c2 = (eps - n1).clamp_min(0), (eps - n2).clamp_min(0)  # 0 for an infinite norm (not inf - inf)
     return ((x1 / (n1 + c1)) * (x2 / (n2 + c2))).sum(dim)
 
 

@@ -418,7 +418,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     z = d.abs()
     if beta == 0.0:
         return _reduce(z, reduction)
-    return _reduce(_where(z < beta, d * d * (0.5 / beta), z - 0.5 * beta), reduction)
+    q = d.masked_fill(z >= beta, 0)  # an infinite d takes no NaN gradient from the unused square
+    return _reduce(_where(z < beta, q * q * (0.5 / beta), z - 0.5 * beta), reduction)
 
 
 @float32_inputs
@@ -431,7 +432,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _float_kernel("huber", input, target)
     d = _difference(input, target)
     z = d.abs()
-    loss = _written_into(_where(z < delta, d * d * 0.5, (z - 0.5 * delta) * delta), input.dtype)
+    q = d.masked_fill(z >= delta, 0)  # an infinite d takes no NaN gradient from the unused square
+    loss = _written_into(_where(z < delta, q * q * 0.5, (z - 0.5 * delta) * delta), input.dtype)
     return _weighted(loss, weight, input, reduction, mean_by_weight=False)
 
 

@@ -316,15 +316,16 @@ def _adaptive_avg(input, output_size, n):
         k = tuple(s // o for s, o in zip(sizes, out))
         plan = Plan(x.shape, k, k, (1,) * n, ((0, 0),) * n)
         y = WindowSum.apply(x, plan=plan, divisor=float(math.prod(k)))
-    else:  # one averaging matrix (out, in) per dim
+    else:  # one averaging matrix (out, in) per dim; half precision is rounded once, at the end
         xp = array_module(x.device)
-        y = x
+        y = x.float() if x.dtype in (_dtype.float16, _dtype.bfloat16) else x
         for d, (s, o) in enumerate(zip(sizes, out)):
-            m = xp.zeros((s, o), dtype=x.dtype.np)
+            m = xp.zeros((s, o), dtype=y.dtype.np)
             for i, (a, b) in enumerate(_bounds(s, o)):
                 m[a:b, i] = 1.0 / (b - a)
-            avg = Tensor._make(m, x.dtype, x.device)
+            avg = Tensor._make(m, y.dtype, y.device)
             y = (y.movedim(2 + d, -1) @ avg).movedim(-1, 2 + d)
+        y = y.to(x.dtype)
     y = _layout_of(y, x) if n == 2 else y
     return y.squeeze(0) if unbatched else y
 

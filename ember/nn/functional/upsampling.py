@@ -150,9 +150,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resizes ``input`` (N, C, *spatial) to ``size`` or by ``scale_factor``.
 
     ``mode``: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'``/``'bicubic'`` (4-D),
-    ``'trilinear'`` (5-D) or ``'area'`` (adaptive average pooling). ``align_corners`` (interpolating modes only)
-    maps the corner pixels' centres onto each other; ``antialias`` (bilinear and bicubic) widens the filter when
-    downsampling.
+    ``'trilinear'`` (5-D), ``'lanczos'`` (4-D, Lanczos-3, antialiased only) or ``'area'`` (adaptive average
+    pooling). ``align_corners`` (interpolating modes only) maps the corner pixels' centres onto each other;
+    ``antialias`` (bilinear, bicubic and lanczos) widens the filter when downsampling.
 
     Example::
 
@@ -211,9 +211,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "tensor as input")
     if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != dim:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input")
-    if mode == "lanczos":
-        raise NotImplementedError("interpolate(): mode='lanczos' is not supported")
-    if dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS):
+    if mode == "lanczos" and dim == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    elif dim not in (1, 2, 3) or mode not in ("nearest", "nearest-exact", "area") + tuple(_INTERP_DIMS):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
@@ -227,10 +230,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            f"{list(input.shape)}")
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
-    fixed_point = input.dtype is _dtype.uint8 and mode in ("bilinear", "bicubic")
+    fixed_point = input.dtype is _dtype.uint8 and mode in ("bilinear", "bicubic", "lanczos")
     if not (input.dtype.is_floating_point or fixed_point or input.dtype is _dtype.uint8 and "nearest" in mode):
         kernel = f"upsample_{mode}{dim}d" if "nearest" not in mode else (
             "upsample_nearest2d_channels_last" if dim == 2 else "compute_indices_weights_nearest")
+        if mode == "lanczos":
+            kernel = "compute_index_ranges_weights"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_name(input.dtype)}\'')
     half = input.dtype in (_dtype.float16, _dtype.bfloat16) and "nearest" not in mode
     if half and antialias and input.device.type == "cpu":
@@ -251,11 +256,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if n_in == n_out and (fixed_point or antialias or mode != "bicubic"):
             continue  # a dim keeping its size is copied, whatever the scale factor (plain bicubic resamples it)
         if fixed_point:
-            idx, w, bits = _fixed_point_taps(n_in, n_out, scale, align_corners, mode == "bicubic", antialias)
+            idx, w, bits = _fixed_point_taps(n_in, n_out, scale, align_corners, mode, antialias)
             x = FixedPointResample.apply(x, idx=xp.asarray(idx), w=xp.asarray(w), precision=bits, axis=ax)
             continue
         if antialias:
-            taps = _antialias_taps(n_in, n_out, scale, align_corners, ctype, mode == "bicubic")
+            taps = _antialias_taps(n_in, n_out, scale, align_corners, ctype, mode)
         else:
             taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(n_in, n_out, scale, align_corners, ctype)
         x = Resample.apply(x, taps=tuple(_tap(xp, idx, w, input.ndim, ax) for idx, w in taps), axis=ax)
@@ -322,18 +327,19 @@ def _cubic_taps(n_in, n_out, scale, align_corners, ctype):
     return tuple((np.clip(i0 - 1 + k, 0, n_in - 1), w.astype(ctype)) for k, w in enumerate(weights))
 
 
-def _antialias_taps(n_in, n_out, scale, align_corners, ctype, cubic):
-    """torch's antialiased weights: the linear (triangle) or cubic (Keys, A = -0.5) filter stretched by the
-    downscaling factor, normalised per output; taps beyond a window repeat its last index with weight 0."""
-    idx, w = _windows(n_in, n_out, float(_source_scale(n_in, n_out, scale, align_corners, ctype)), cubic, True, 0.0)
+def _antialias_taps(n_in, n_out, scale, align_corners, ctype, mode):
+    """torch's antialiased weights: the linear (triangle), cubic (Keys, A = -0.5) or Lanczos-3 filter stretched by
+    the downscaling factor, normalised per output; taps beyond a window repeat its last index with weight 0."""
+    idx, w = _windows(n_in, n_out, float(_source_scale(n_in, n_out, scale, align_corners, ctype)), mode, True, 0.0)
     return tuple((idx[:, t], w[:, t].astype(ctype)) for t in range(idx.shape[1]))
 
 
-def _windows(n_in, n_out, s, cubic, antialias, delta):
-    """Per output, the input indices (n_out, k) and normalised float64 weights of the linear (triangle) or cubic
-    filter (Keys, A = -0.5) around ``s * (i + 0.5 - delta)``, stretched by the downscaling factor ``s`` when
-    ``antialias``; windows are cut at the borders, and taps beyond a window repeat its last index with weight 0."""
-    support = (2.0 if cubic else 1.0) * (max(s, 1.0) if antialias else 1.0)
+def _windows(n_in, n_out, s, mode, antialias, delta):
+    """Per output, the input indices (n_out, k) and normalised float64 weights of the ``mode`` filter (bilinear:
+    triangle, bicubic: Keys with A = -0.5, lanczos: Lanczos-3) around ``s * (i + 0.5 - delta)``, stretched by the
+    downscaling factor ``s`` when ``antialias``; windows are cut at the borders, and taps beyond a window repeat its
+    last index with weight 0."""
+    support = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode] * (max(s, 1.0) if antialias else 1.0)
     invscale = 1.0 / s if s >= 1.0 and antialias else 1.0
     center = s * (np.arange(n_out) + 0.5 - delta)
     xmin = np.maximum((center - support + 0.5 + delta).astype(np.int64), 0)
@@ -342,10 +348,12 @@ def _windows(n_in, n_out, s, cubic, antialias, delta):
     k = int(size.max())
     j = np.arange(k)[None, :]
     x = np.abs((j + xmin[:, None] - center[:, None] + 0.5 - delta) * invscale)
-    if cubic:
+    if mode == "bicubic":
         a = -0.5
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
                      np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    elif mode == "lanczos":
+        w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
     else:
         w = np.maximum(0.0, 1.0 - x)
     w = np.where(j < size[:, None], w, 0.0)
@@ -354,11 +362,11 @@ def _windows(n_in, n_out, s, cubic, antialias, delta):
     return np.minimum(xmin[:, None] + j, np.maximum(xmin + size - 1, 0)[:, None]), w
 
 
-def _fixed_point_taps(n_in, n_out, scale, align_corners, cubic, antialias):
+def _fixed_point_taps(n_in, n_out, scale, align_corners, mode, antialias):
     """The taps of a uint8 resize: indices (n_out, k), int32 weights (n_out, k) and their precision, the most bits
     that keep the largest weight below 2**15. Unantialiased cubic taps clamp at the borders (the weights of taps
     on one pixel add up); the others cut their windows there."""
-    if cubic and not antialias:
+    if mode == "bicubic" and not antialias:
         taps = _cubic_taps(n_in, n_out, scale, align_corners, np.float64)
         idx, w = np.stack([t[0] for t in taps], 1), np.stack([t[1] for t in taps], 1)
         for t in range(idx.shape[1] - 1, 0, -1):
@@ -367,7 +375,7 @@ def _fixed_point_taps(n_in, n_out, scale, align_corners, cubic, antialias):
             w[:, t] = np.where(same, 0.0, w[:, t])
     else:
         s = float(_source_scale(n_in, n_out, scale, align_corners, np.float64))
-        idx, w = _windows(n_in, n_out, s, cubic, antialias, 0.5 if align_corners and not antialias else 0.0)
+        idx, w = _windows(n_in, n_out, s, mode, antialias, 0.5 if align_corners and not antialias else 0.0)
     bits, top = 0, w.max()
     while bits < 22 and int(0.5 + top * (1 << (bits + 1))) < 1 << 15:
         bits += 1

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
+from ..._creation import linspace
 from ..._autocast import cpu_float32, cpu_float32_inputs
 from ..._device import array_module
 from ..._ops.sample import SampleGrid
@@ -207,7 +208,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=3)
         align_corners = False
     n = input.ndim - 2
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:
@@ -405,9 +406,9 @@ def affine_grid(theta, size, align_corners=None):
     xp = array_module(theta.device)
     spatial = size[2:]
     # base grid (*spatial, n + 1): x (the last spatial dim) first, then y (and z), then 1
-    axes = []
+    axes = []  # in theta's dtype, rounded at each step as torch's
     for s in spatial:
-        v = np.linspace(-1, 1, s) if s > 1 else np.zeros(1)
+        v = linspace(-1, 1, s, dtype=theta.dtype)._data if s > 1 else np.zeros(1, theta.dtype.np)
         axes.append(v if align_corners else v * (s - 1) / s)
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack([m for m in reversed(mesh)] + [np.ones(spatial)], axis=-1).reshape(-1, n + 1)

@@ -69,6 +69,8 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if not grads:
         return
+    if not isinstance(total_norm, Tensor):
+        raise TypeError(f"clip_grads_with_norm_(): total_norm must be a Tensor, not {type(total_norm).__name__}")
     coef = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(coef.to(g.device))

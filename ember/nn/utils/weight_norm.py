@@ -7,15 +7,16 @@ from ..parameter import Parameter
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
-def _norm_except_dim(v, dim):
-    """The 2-norm of ``v`` over every dimension but ``dim``, kept as size-1 dims (over all of ``v`` for dim -1)."""
+def _norm_except_dim(v, dim, pow=2):
+    """The ``pow``-norm of ``v`` over every dimension but ``dim``, kept as size-1 dims (over all of ``v`` for dim
+    -1)."""
     if dim == -1:
-        return v.norm()
+        return v.norm(pow)
     dim = v._wrap_dim(dim)
-    return v.norm(2, tuple(d for d in range(v.ndim) if d != dim), keepdim=True)
+    return v.norm(pow, tuple(d for d in range(v.ndim) if d != dim), keepdim=True)
 
 
-def _weight_norm(v, g, dim):
+def _weight_norm(v, g, dim=0):
     """``v * (g / ||v||)``, the norm taken over every dimension but ``dim`` (over all of ``v`` for dim -1)."""
     return v * (g / _norm_except_dim(v, dim))
 
