@@ -13,7 +13,7 @@ import numpy as np
 MIN_SIZE = 1 << 14  # elements below which the NumPy reference runs (and numba is not imported for it)
 _FLAGS = {"reassoc", "contract", "arcp", "nsz"}
 _ROUNDED = {"resample_axis", "resample_axis_adjoint"}  # loops whose products are rounded before they are added
-_EXACT = {"grid_coords_2d"}  # loops that round every operation as written (no fast-math at all)
+_EXACT = {"grid_coords_2d", "add_scaled"}  # loops that round every operation as written (no fast-math at all)
 _compiled = {}
 
 
@@ -138,6 +138,14 @@ def _add_windows_2d(cols, kh, kw, sh, sw, dh, dw, oh, out):
                         base = (oy * ow + ox) * b_
                         for b in range(b_):
                             out[c, iy, ix, b] += cols[row, base + b]
+
+
+# -- add / sub with alpha ----------------------------------------------------------------------------------------------
+def _add_scaled(a, b, alpha, out):
+    """``out = a + alpha * b`` of flat float32 arrays, rounded once to float32 (``alpha`` a float64 holding a
+    float32, so the product is exact). ``binary.add_scaled_numpy`` is the reference."""
+    for i in range(a.size):
+        out[i] = np.float32(np.float64(a[i]) + alpha * np.float64(b[i]))
 
 
 # -- optimizer steps ---------------------------------------------------------------------------------------------------

@@ -11,12 +11,16 @@ import numpy as np
 
 from .. import _dtype
 from .._creation import zeros_like
+from .._kernels import compiled
+from .._kernels.elementwise import MIN_SIZE as _THREADED_SIZE
 from .._kernels.elementwise import binary as ufunc2
+from .._kernels.parallel import chunks, parallel_map
 from .._tensor import Tensor, inplace, register, write_inplace, write_out
 from ..autograd.function import Function
 
 _BOOL = _dtype.bool
 _HALF = (_dtype.float16, _dtype.bfloat16)
+_F32 = _dtype.float32
 _RSQRT_POW = (_dtype.float32, _dtype.float64, _dtype.bfloat16)  # float16 ** -0.5 is a true pow
 _INTEGRAL = "biu"  # NumPy kinds of bool and integer arrays
 
@@ -185,6 +189,51 @@ class Sub(Binary):
         return grad, -grad if ctx.needs_input_grad[1] else None
 
 
+class AddScaled(Binary):
+    """``a + alpha * b`` of float32 tensors, rounded once (a fused multiply-add, as torch's ``add(alpha=)``); its
+    graph node is torch's ``AddBackward0``."""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        return add_scaled(ctx.xp, a, b, alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * ctx.alpha if ctx.needs_input_grad[1] else None
+
+
+class SubScaled(AddScaled):
+    """``a - alpha * b``, as :class:`AddScaled` of ``-alpha``; its graph node is torch's ``SubBackward0``."""
+
+
+AddScaled.__name__ = AddScaled.__qualname__ = "Add"
+SubScaled.__name__ = SubScaled.__qualname__ = "Sub"
+
+
+def add_scaled(xp, a, b, alpha):
+    """``a + alpha * b`` of float32 arrays rounded once: with numba, one loop (``compiled.add_scaled``) spread over
+    the intra-op threads, else :func:`add_scaled_numpy`."""
+    alpha = np.float64(np.float32(alpha))
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.shape == b.shape and a.flags.c_contiguous \
+            and b.flags.c_contiguous:
+        fused = compiled.kernel("add_scaled", a.size)
+        if fused is not None:
+            out = np.empty_like(a)
+            fa, fb, fo = a.reshape(-1), b.reshape(-1), out.reshape(-1)
+            parts = chunks(a.size, grain=1 << 15) if a.size >= _THREADED_SIZE else [(0, a.size)]
+            parallel_map(lambda r: fused(fa[r[0]:r[1]], fb[r[0]:r[1]], alpha, fo[r[0]:r[1]]), parts)
+            return out
+    return add_scaled_numpy(xp, a, b, alpha)
+
+
+def add_scaled_numpy(xp, a, b, alpha):
+    """The reference of ``compiled.add_scaled``, broadcasting: computed in float64, where ``alpha * b`` is exact."""
+    x = b.astype(xp.float64)
+    x *= alpha
+    return xp.add(x, a).astype(xp.float32)
+
+
 class Mul(Binary):
     holomorphic = True
 
@@ -321,6 +370,9 @@ def add(input, other, *, alpha=1, out=None):
     if alpha != 1 or alpha is True:
         if getattr(input, "dtype", None) in _HALF and getattr(other, "dtype", None) in _HALF:
             return _in_float32(add, input, other, alpha, out)
+        if alpha.__class__ in (int, float) and isinstance(input, Tensor) and isinstance(other, Tensor) and \
+                _dtype.result_type(input, other) is _F32:
+            return write_out(AddScaled.apply(input, other, alpha=alpha), out)
         other = _alpha(input, other, alpha)
     elif other.__class__ is float:
         input, other = half_scalar(input, other)
@@ -350,6 +402,9 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha != 1 or alpha is True:
         if getattr(input, "dtype", None) in _HALF and getattr(other, "dtype", None) in _HALF:
             return _in_float32(sub, input, other, alpha, out)
+        if alpha.__class__ in (int, float) and isinstance(input, Tensor) and isinstance(other, Tensor) and \
+                _dtype.result_type(input, other) is _F32:
+            return write_out(SubScaled.apply(input, other, alpha=-alpha), out)
         other = _alpha(input, other, alpha)
     elif input.__class__ is float or other.__class__ is float:
         input, other = half_scalar(input, other)

@@ -83,6 +83,13 @@ register(unary.Conj)(lambda g, op: g.node("Identity", [g.value(op.inputs[0])]))
 register(_HookIdentity)(lambda g, op: [g.node("Identity", [g.value(x)]) for x in op.inputs])
 
 
+@register(binary.AddScaled, binary.SubScaled)
+def _add_scaled(g, op):
+    dt = out_dtype(op)
+    scaled = g.node("Mul", [g.value(op.inputs[1], dt), g.scalar(op.params["alpha"], dt)])
+    return g.node("Add", [g.value(op.inputs[0], dt), scaled])
+
+
 @register(compare.Ne)
 def _ne(g, op):
     return g.node("Not", [_nary("Equal", compute_dtype)(g, op)])

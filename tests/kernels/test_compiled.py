@@ -1,5 +1,6 @@
 """The numba loops of ember._kernels.compiled against their NumPy references (GELU, layer/RMS norm rows, col2im,
-max-pool routing, the SGD step), the fallback to the references without numba, and the malloc thresholds set at import."""
+max-pool routing, the SGD step, add/sub with alpha), the fallback to the references without numba, and the malloc
+thresholds set at import."""
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import torch
 import ember
 
 from ember._kernels import compiled, malloc
-from ember._ops import conv, nn_norm, nn_ops, pool
+from ember._ops import binary, conv, nn_norm, nn_ops, pool
 
 from .conftest import spy_loops
 
@@ -226,6 +227,41 @@ def test_sgd_step_matches_reference_and_torch(monkeypatch, dtype, options):
     np.testing.assert_allclose(results[0], results[1], **tol)
     np.testing.assert_allclose(results[0], w.detach().numpy(), **tol)
     assert not np.allclose(results[0], w0)
+
+
+# -- add / sub with alpha -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha", [0.3, -2.5, 3, 1e-30])
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_add_scaled_loop_matches_reference_and_torch(monkeypatch, threads, op, alpha):
+    """float32 ``add``/``sub`` with ``alpha`` round once, as torch's fused multiply-add: the loop (on three threads)
+    and the reference give torch's bits, NaN and inf included."""
+    x, y = (RNG.standard_normal((2, 70_001)) * 100).astype(np.float32)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3e38]
+    y[:6] = [1.0, -np.inf, -np.inf, -0.0, 0.0, 3e38]
+    want = getattr(torch, op)(torch.tensor(x), torch.tensor(y), alpha=alpha).numpy()
+    results = []
+    for min_size in (0, 1 << 40):
+        monkeypatch.setattr(compiled, "MIN_SIZE", min_size)
+        monkeypatch.setattr(binary, "_THREADED_SIZE", 1 << 15)
+        used = spy_loops(monkeypatch)
+        results.append(getattr(ember, op)(ember.tensor(x), ember.tensor(y), alpha=alpha).numpy())
+        assert ("add_scaled" in used) == (min_size == 0)
+    for r in results:
+        np.testing.assert_array_equal(r, want)
+    assert np.array_equal(np.signbit(results[0]), np.signbit(want))
+
+
+def test_add_scaled_broadcasts_and_differentiates():
+    a, b = ember.randn(3, 1, requires_grad=True), ember.randn(4, requires_grad=True)
+    ta, tb = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (a, b))
+    y, ty = ember.sub(a, b, alpha=0.7), torch.sub(ta, tb, alpha=0.7)
+    assert y.grad_fn.name() == ty.grad_fn.name() == "SubBackward0"
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    g = RNG.standard_normal((3, 4)).astype(np.float32)
+    y.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(a.grad.numpy(), ta.grad.numpy())
+    np.testing.assert_array_equal(b.grad.numpy(), tb.grad.numpy())
 
 
 # -- malloc --------------------------------------------------------------------------------------------------------
