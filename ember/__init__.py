@@ -76,7 +76,8 @@ from .nn.functional.vision import constant_pad_nd
 from .func import vmap
 from ._settings import (set_float32_matmul_precision, get_float32_matmul_precision,  # noqa: F401
                         use_deterministic_algorithms, are_deterministic_algorithms_enabled,
-                        is_deterministic_algorithms_warn_only_enabled)
+                        is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                        get_deterministic_debug_mode)
 # the legacy and environment API that torch scripts touch in their boilerplate
 from ._legacy import *  # noqa: F401,F403
 from ._layout import layout, strided, sparse_coo

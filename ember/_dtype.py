@@ -112,8 +112,8 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     """Sets the default floating point dtype; must be float32 or float64 (or a half type)."""
-    if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(f"set_default_dtype only supports floating point dtypes, got {d}")
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError(f"set_default_dtype only supports float32, float64, float16 and bfloat16, got {d}")
     _default[0] = d
 
 

@@ -102,13 +102,25 @@ def _einsum(ctx, *ops, labels, output):
     return meta_array(tuple(sizes[c] for c in output), np.result_type(*ops))
 
 
+def data_dependent(op):
+    """The error of ``op`` on meta tensors: the shape of its output depends on values, which they do not hold."""
+    return NotImplementedError(f"{op}: the shape of the output depends on the input's values, which a meta tensor "
+                               "does not hold")
+
+
+def _unique(ctx, *arrays, **params):
+    raise data_dependent("unique")
+
+
 def _rules():
     global _RULES
     if _RULES is None:
         from ._ops.attention import ScaledDotProductAttention
         from ._ops.conv import Conv, ConvInput, ConvWeight
         from ._ops.matmul import AddMatmul, Einsum, Matmul
+        from ._ops.sort import Unique
         from .nn.functional.linear import Linear
         _RULES = {Matmul: _matmul, AddMatmul: _add_matmul, Linear: _linear, Conv: _conv, ConvInput: _conv_input,
-                  ConvWeight: _conv_weight, ScaledDotProductAttention: _attention, Einsum: _einsum}
+                  ConvWeight: _conv_weight, ScaledDotProductAttention: _attention, Einsum: _einsum,
+                  Unique: _unique}
     return _RULES

@@ -538,6 +538,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            f"{_dtype.scalar_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if input.device.type == "meta":  # no weights to check or draw from: only the shape
+        return _finish(meta_array(input.shape[:-1] + (num_samples,), np.int64), _dtype.int64, input.device, False, out)
     k = input.shape[-1]
     if not replacement and num_samples > k:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")

@@ -50,6 +50,26 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _warn_only
 
 
+def set_deterministic_debug_mode(debug_mode):
+    """Sets the deterministic mode by number or name: 0 / 'default' (off), 1 / 'warn' (warn only), 2 / 'error'."""
+    if isinstance(debug_mode, str):
+        modes = ("default", "warn", "error")
+        if debug_mode not in modes:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes.index(debug_mode)
+    elif not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """The deterministic mode as a number: 0 (off), 1 (warn only) or 2 (error)."""
+    return 0 if not _deterministic else 1 if _warn_only else 2
+
+
 def warn_once(message, stacklevel=2):
     """A UserWarning with ``message``, the first time only in this process (as torch's once-per-process warnings);
     ``stacklevel`` as ``warnings.warn``'s, counted from the caller."""

@@ -176,8 +176,8 @@ def _view(xp, flat, offset, size, stride, conj=False, neg=False):
 class _Loader(DataOnly):
     """The unpickling policy for one file: resolves globals, runs the allowed rebuild functions, loads storages."""
 
-    def __init__(self, name, read_storage, pid_len, big_endian=False):
-        super().__init__(name)
+    def __init__(self, name, read_storage, pid_len, big_endian=False, encoding="utf-8"):
+        super().__init__(name, encoding)
         self.read_storage, self.pid_len, self.big_endian = read_storage, pid_len, big_endian
         self.storages = {}
         self.built = []  # (tensor, storage, dtype, offset, size, stride, conj, neg) for each tensor made
@@ -481,7 +481,7 @@ class _Archive:
         return bytes(self.read(info, info.file_size)).decode("ascii").strip()
 
 
-def _load_zip(mv, name):
+def _load_zip(mv, name, encoding):
     archive = _Archive(mv, name)
     pkl = archive.info("data.pkl")
     if pkl is None:
@@ -503,12 +503,12 @@ def _load_zip(mv, name):
             return np.empty(0, np.uint8)
         return np.frombuffer(archive.read(info, nbytes), np.uint8)
 
-    loader = _Loader(name, read_storage, 5, big_endian=order == "big")
+    loader = _Loader(name, read_storage, 5, big_endian=order == "big", encoding=encoding)
     obj, _ = Unpickler(bytes(archive.read(pkl, pkl.file_size)), loader).load()
     return obj, loader
 
 
-def _load_legacy(mv, name):
+def _load_legacy(mv, name, encoding):
     header = DataOnly(name)
     magic, pos = Unpickler(mv, header).load(0)
     if magic != _MAGIC or type(magic) is not int:
@@ -529,7 +529,7 @@ def _load_legacy(mv, name):
             raise UnpicklingError(f"{name}: storages declare more bytes than the {len(mv)}-byte file holds")
         return np.empty(nbytes, np.uint8)
 
-    loader = _Loader(name, read_storage, 6)
+    loader = _Loader(name, read_storage, 6, encoding=encoding)
     obj, pos = Unpickler(mv, loader).load(pos)
     keys, pos = Unpickler(mv, header).load(pos)
     if type(keys) is not list or any(type(k) is not str for k in keys):
@@ -578,7 +578,7 @@ def _place(loader, place):
             t._data, t.dtype, t.device = _view(xp, data, offset, size, stride, conj, neg), placed.dtype, placed.device
 
 
-def load_torch(data, name, place):
+def load_torch(data, name, place, encoding="utf-8"):
     """Loads a ``torch.save`` file from ``data`` (bytes-like, or an ``mmap`` of the whole file) without torch.
 
     Rebuilds tensors, Parameters, dtypes, ``Size``, devices and plain containers, and refuses anything else, as
@@ -590,6 +590,7 @@ def load_torch(data, name, place):
         name (str): the file name, for messages
         place: ``place(tensor, location)`` returns the CPU tensor of one storage moved to where it should live,
             ``location`` being where it was saved from (``'cpu'``, ``'cuda:0'``)
+        encoding (str): how Python 2 strings are decoded (``'bytes'`` keeps them as bytes)
 
     Raises:
         UnpicklingError: (a ``ValueError``) the file is malformed or holds objects other than the above
@@ -599,9 +600,9 @@ def load_torch(data, name, place):
         mv = mv.cast("B")
     try:
         if mv[:2] == b"PK":
-            obj, loader = _load_zip(mv, name)
+            obj, loader = _load_zip(mv, name, encoding)
         elif mv[:1] == b"\x80":
-            obj, loader = _load_legacy(mv, name)
+            obj, loader = _load_legacy(mv, name, encoding)
         else:
             raise UnpicklingError(f"{name}: not a PyTorch file (neither a zip archive nor a pickle)")
         loader.check_plain(obj)

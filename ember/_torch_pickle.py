@@ -31,10 +31,11 @@ class UnpicklingError(pickle.UnpicklingError, ValueError):
 
 
 class DataOnly:
-    """The policy that allows no globals, calls, BUILDs or persistent ids: plain data only."""
+    """The policy that allows no globals, calls, BUILDs or persistent ids: plain data only. ``encoding`` decodes
+    Python 2 strings ('bytes' keeps them as bytes)."""
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, encoding="utf-8"):
+        self.name, self.encoding = name, encoding
 
     def error(self, msg):
         return UnpicklingError(f"{self.name}: {msg}")
@@ -220,11 +221,15 @@ class Unpickler:
     def _bytearray8(self):
         self.stack.append(bytearray(self._take(self._int("<Q", 8))))
 
-    def _binstring(self):  # Python 2 str, decoded as torch.load decodes it (utf-8)
-        self._unicode(self._int("<i", 4))
+    def _binstring(self):  # Python 2 str, decoded with the policy's encoding (bytes kept as they are for 'bytes')
+        self._string(self._int("<i", 4))
 
     def _short_binstring(self):
-        self._unicode(self._take(1)[0])
+        self._string(self._take(1)[0])
+
+    def _string(self, size):
+        data, encoding = bytes(self._take(size)), self.policy.encoding
+        self.stack.append(data if encoding == "bytes" else data.decode(encoding))
 
     def _empty_tuple(self):
         self.stack.append(())

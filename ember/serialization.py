@@ -48,6 +48,11 @@ def _encode(obj, path, tensors, names):
         return {"tuple": [_encode(v, path + (str(i),), tensors, names) for i, v in enumerate(obj)]}
     if isinstance(obj, list):
         return [_encode(v, path + (str(i),), tensors, names) for i, v in enumerate(obj)]
+    if isinstance(obj, (set, frozenset)):
+        kind = "set" if isinstance(obj, set) else "frozenset"
+        return {kind: [_encode(v, path + (str(i),), tensors, names) for i, v in enumerate(obj)]}
+    if isinstance(obj, (bytes, bytearray)):  # one JSON character per byte
+        return {"bytes" if isinstance(obj, bytes) else "bytearray": obj.decode("latin-1")}
     if isinstance(obj, dict):
         out = {"dict": [[_encode(k, path + ("key",), tensors, names), _encode(v, path + (str(k),), tensors, names)]
                         for k, v in obj.items()]}
@@ -68,8 +73,8 @@ def _encode(obj, path, tensors, names):
         return _encode(obj.item(), path, tensors, names)
     where = ".".join(path) or "the top level"
     raise TypeError(f"ember.save: cannot save an object of type {type(obj).__name__} (at {where}): ember saves "
-                    "tensors, numbers, strings, None, dtypes, devices and lists, tuples and dicts of them; it never "
-                    "pickles arbitrary objects")
+                    "tensors, numbers, strings, bytes, None, dtypes, devices and lists, tuples, sets and dicts of "
+                    "them; it never pickles arbitrary objects")
 
 
 def _encode_tensor(t, path, tensors, names):
@@ -94,10 +99,12 @@ def _encode_tensor(t, path, tensors, names):
     return out
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None):
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """Saves ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain values, such as a ``state_dict`` or a
-    training checkpoint) to ``f``, a path or a binary file object, as a safetensors file. ``pickle_module`` and
-    ``pickle_protocol`` are accepted for torch compatibility and unused: nothing is pickled.
+    training checkpoint) to ``f``, a path or a binary file object, as a safetensors file. ``pickle_module``,
+    ``pickle_protocol`` and the ``_``-prefixed arguments are accepted for torch compatibility and unused: nothing is
+    pickled.
 
     A path is written atomically: to a temporary file in the same folder, flushed to disk, then renamed over ``f``,
     so a save that fails leaves any previous file intact.
@@ -112,6 +119,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=None):
     if not isinstance(f, (str, bytes, os.PathLike)):
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return
+    folder = os.path.dirname(os.fsdecode(f))
+    if folder and not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")
     write_atomic(f, lambda tmp: safetensors.numpy.save_file(tensors, tmp, metadata=metadata))
 
 
@@ -290,6 +300,13 @@ def _decode(node, arrays, place, memo):
         return out
     if "tuple" in node:
         return tuple(_decode(v, arrays, place, memo) for v in node["tuple"])
+    if "set" in node or "frozenset" in node:
+        kind = set if "set" in node else frozenset
+        return kind(_decode(v, arrays, place, memo) for v in node.get("set", node.get("frozenset")))
+    if "bytes" in node:
+        return node["bytes"].encode("latin-1")
+    if "bytearray" in node:
+        return bytearray(node["bytearray"].encode("latin-1"))
     if "float" in node:
         return float(node["float"])
     if "size" in node:
@@ -312,7 +329,7 @@ def _location(text):
     return text
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
     """Loads an object saved with :func:`save` from ``f`` (a path or a binary file object).
 
     Also reads, without executing anything: safetensors files written by other programs (a dict of their tensors
@@ -330,6 +347,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             loading is always as safe as torch's ``weights_only=True``
         mmap (bool, optional): map a path's file copy-on-write (the default, ``None``, and ``True``) so CPU tensors
             share the page cache rather than being read into memory; ``False`` reads the file
+        encoding (str, optional): how Python 2 strings in a ``torch.save`` file are decoded (default ``'utf-8'``;
+            ``'latin1'``, or ``'bytes'`` to keep them as bytes)
 
     Raises:
         ValueError: ``f`` is not a valid file (the message names it and what is wrong)
@@ -341,6 +360,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if pickle_module is not None:
         raise ValueError("ember.load reads only tensors and plain containers, with its own reader: pickle_module "
                          f"must be None, got {pickle_module!r}")
+    encoding = pickle_load_args.pop("encoding", "utf-8")
+    if pickle_load_args:
+        raise TypeError(f"ember.load() got an unexpected keyword argument {next(iter(pickle_load_args))!r}")
+    if mmap and not isinstance(f, (str, bytes, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     place = _placer(map_location)
     if isinstance(f, (str, bytes, os.PathLike)) and os.fsdecode(f).endswith(".json"):
         return _load_sharded(os.fsdecode(f), map_location, mmap)
@@ -349,7 +373,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     # header then starts with "{"
     if (data[:4] in (b"PK\x03\x04", b"PK\x05\x06") or data[:1] == b"\x80") and data[8:9] != b"{":
         from ._torch_format import load_torch
-        return load_torch(data, name, place)
+        return load_torch(data, name, place, encoding)
     arrays, metadata = _arrays(data, name)
     if _STRUCTURE_KEY not in metadata:
         return {key: _tensor(a, {"tensor": key, "dtype": _dtype.from_numpy_dtype(a.dtype).name}, "cpu",

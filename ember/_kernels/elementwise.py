@@ -77,10 +77,18 @@ def _chunked(fn, args):
 
 def blockwise(xp, fn, *arrays, nout=1):
     """Runs ``fn(*arrays, out=outs)``, an elementwise formula over same-shape arrays that writes its ``nout``
-    results into ``outs`` (new arrays of the arrays' result type), and returns ``outs`` (or its one array). On NumPy
-    the formula runs block by block, so that its several passes run in cache, the blocks spread over the intra-op
-    threads; the result is bitwise that of one call over the whole arrays."""
-    shape = arrays[0].shape
+    results into ``outs`` (new arrays of the arrays' result type, laid out as the first array's dims ordered by
+    stride: channels_last in, channels_last out), and returns ``outs`` (or its one array). On NumPy the formula runs
+    block by block, so that its several passes run in cache, the blocks spread over the intra-op threads; the
+    result is bitwise that of one call over the whole arrays."""
+    a = arrays[0]
+    if not a.flags.c_contiguous and a.ndim > 1 and min(a.strides) > 0:
+        perm = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+        if perm != list(range(a.ndim)):
+            inv = np.argsort(perm)
+            r = blockwise(xp, fn, *(b.transpose(perm) for b in arrays), nout=nout)
+            return tuple(o.transpose(inv) for o in r) if nout > 1 else r.transpose(inv)
+    shape = a.shape
     outs = tuple(xp.empty(shape, xp.result_type(*arrays)) for _ in range(nout))
     n = arrays[0].size
     if xp is not np or n <= 2 * _BLOCK:

@@ -768,11 +768,15 @@ fmin = public_tensors(Fmin, "fmin", "The elementwise minimum, ignoring NaN (NaN 
 # -- logaddexp, heaviside, ldexp, nextafter -------------------------------------------------------------------------
 class Logaddexp(Binary):
     ufunc, base = "logaddexp", math.e
+    holomorphic = True
 
     @classmethod
     def forward(cls, ctx, a, b):
         _float_kernel(ctx.xp, a, cls.ufunc)
         ctx.save_for_backward(a, b)
+        if getattr(a, "dtype", None) is not None and a.dtype.kind == "c":
+            from .scan import _logaddexp_complex
+            return _logaddexp_complex(ctx.xp)(*ctx.xp.broadcast_arrays(a, b))
         return ufunc2(getattr(ctx.xp, cls.ufunc), a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
 
     @classmethod
@@ -784,6 +788,7 @@ class Logaddexp(Binary):
 
 class Logaddexp2(Logaddexp):
     ufunc, base = "logaddexp2", 2.0
+    no_complex = "logaddexp2_cpu"
 
 
 logaddexp = public_tensors(Logaddexp, "logaddexp", "``log(exp(input) + exp(other))`` without overflow.")
@@ -837,6 +842,7 @@ def next_float(xp, a, b):
 
 class Nextafter(Binary):
     half_in_float32 = False  # the next representable value of the tensor's own dtype
+    no_complex = "nextafter_cpu"
 
     @staticmethod
     def forward(ctx, a, b):

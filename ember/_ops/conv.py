@@ -146,6 +146,7 @@ def col2im(xp, cols, plan):
 class Conv(Function):
     """y = conv(x, w) + b, with ``plan`` the geometry of x."""
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, x, w, b, plan, groups):
@@ -212,6 +213,7 @@ def _bias_grad(xp, g):
 class ConvInput(Function):
     """The adjoint of ``Conv`` in its input (the transposed convolution): g (B, O, *out) to (B, C, *spatial)."""
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, g, w, plan, groups):
@@ -247,6 +249,7 @@ class ConvInput(Function):
 class ConvWeight(Function):
     """The adjoint of ``Conv`` in its weight: the weight gradient from the input x and the output gradient g."""
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, x, g, plan, groups, cols=None):

@@ -15,6 +15,7 @@ from .. import _dtype
 from .._creation import cast_scalar, check_fill, zeros
 from .._fill import _expanded_alias
 from .._device import CPU, array_module
+from .._meta import data_dependent
 from .._tensor import Tensor, check_writable, inplace, register, write_inplace, write_out
 from ..autograd.function import Function, direct_view
 from ..autograd.grad_mode import grad_enabled
@@ -171,6 +172,8 @@ def _parse(x, key):
             indices.append(v)
             d, od = d + 1, od + 1
         else:
+            if x.device.type == "meta":
+                raise data_dependent("indexing with a boolean mask")
             for j, s in enumerate(v.shape):
                 if s != shape[d + j]:  # torch names the shape indexed so far and the dimension in it
                     seen = list(x._data[tuple(basic) + (Ellipsis,)].shape)
@@ -567,6 +570,8 @@ def _tensor_where(self, condition, other):
 def nonzero(input, *, out=None, as_tuple=False):
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or with ``as_tuple`` one 1-D tensor per
     dimension."""
+    if input.device.type == "meta":
+        raise data_dependent("nonzero")
     a = input._data
     xp = _xp(input)
     idx = xp.nonzero(a.reshape(1) if a.ndim == 0 else a)
@@ -634,6 +639,8 @@ def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` holds (both broadcast), as a 1-D tensor."""
     if mask.dtype is not _dtype.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if input.device.type == "meta" or mask.device.type == "meta":
+        raise data_dependent("masked_select")
     shape = broadcast_pair(tuple(input.shape), tuple(mask.shape))
     if tuple(input.shape) != shape:
         input = expand(input, shape)

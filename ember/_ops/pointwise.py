@@ -88,6 +88,7 @@ def clamp_max(input, max, *, out=None):
 class Lerp(Function):
     promote = True
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, a, b, w):

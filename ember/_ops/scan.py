@@ -195,8 +195,29 @@ def cummin(input, dim, *, out=None):
                        out)
 
 
+def _scan_in_order(xp, x, dim, op):
+    """Inclusive scan of ``x`` along ``dim``, one element after the other (for ops, such as the complex logaddexp
+    whose phase wraps, where the order of the additions shows in the result)."""
+    x = xp.moveaxis(x, dim, -1).copy()
+    for i in range(1, x.shape[-1]):
+        x[..., i] = op(x[..., i], x[..., i - 1])
+    return xp.ascontiguousarray(xp.moveaxis(x, -1, dim))
+
+
+def _logaddexp_complex(xp):
+    """``log(exp(a) + exp(b))`` of complex arrays, factored by the operand of larger real part."""
+    def op(a, b):
+        swap = a.real < b.real  # a tie factors out a
+        hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
+        y = hi + xp.log1p(xp.exp(lo - hi))
+        tie = (a.real == b.real) & xp.isinf(a.real)  # -inf keeps b; +inf sums the two directions
+        return xp.where(tie, xp.where(a.real < 0, b, xp.log(xp.exp(a) + xp.exp(b))), y) if tie.any() else y
+    return op
+
+
 class LogCumsumExp(Function):
     half_in_float32 = True
+    holomorphic = True
 
     @staticmethod
     def forward(ctx, x, dim, reverse=False):
@@ -204,18 +225,23 @@ class LogCumsumExp(Function):
         ctx.dim, ctx.reverse = dim, reverse
         x1 = x.reshape(1) if x.ndim == 0 else x
         with _quiet(xp):
-            y = _flip(xp, scan(xp, _flip(xp, x1, dim, reverse), dim, xp.logaddexp), dim, reverse).reshape(x.shape)
+            xs = _flip(xp, x1, dim, reverse)
+            y = _scan_in_order(xp, xs, dim, _logaddexp_complex(xp)) if x.dtype.kind == "c" else \
+                scan(xp, xs, dim, xp.logaddexp)
+            y = _flip(xp, y, dim, reverse).reshape(x.shape)
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
     def backward(ctx, grad):
         # dx_i = sum_{j >= i} g_j exp(x_i - y_j), summed in log space separately for the positive and negative
-        # parts of g so that nothing overflows.
+        # parts of g so that nothing overflows (a complex g: in log space with its phase, log(g))
         from .. import where
         x, y = ctx.saved_tensors
+        if grad.dtype.is_complex:
+            return (LogCumsumExp.apply(grad.log() - y, dim=ctx.dim, reverse=not ctx.reverse) + x).exp()
         lowest = float(ml_dtypes.finfo(grad.dtype.np).min)
-        log_abs = grad.abs().log()
+        log_abs = where(grad != 0, grad, 1.0).abs().log()  # a zero gradient takes no log: finite higher derivatives
         pos = where(grad > 0, log_abs, lowest)
         neg = where(grad < 0, log_abs, lowest)
 
@@ -233,7 +259,7 @@ def logcumsumexp(input, dim, *, out=None):
         >>> ember.tensor([0., 0.]).logcumsumexp(0)
         tensor([0.0000, 0.6931])
     """
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_tname(input.dtype)}'")
     return write_out(LogCumsumExp.apply(input, dim=wrap_dim(dim, input.ndim)), out)
 

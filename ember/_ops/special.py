@@ -5,6 +5,7 @@ __all__ = ["sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "po
            "igammac"]
 import math
 
+from .. import _dtype
 from .._device import special_module
 from .._kernels.elementwise import binary as ufunc2, sigmoid as sigmoid_kernel, unary as ufunc1
 from .._tensor import Tensor, inplace, register, write_out
@@ -46,6 +47,8 @@ sigmoid = _public(Sigmoid, "sigmoid", "The logistic function ``1 / (1 + exp(-inp
 
 
 class Logit(FloatUnary):
+    no_complex = "logit_cpu"
+
     @staticmethod
     def forward(ctx, x, eps):
         xp = ctx.xp
@@ -59,10 +62,9 @@ class Logit(FloatUnary):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         eps = ctx.eps
-        g = grad / (x * (1 - x))
         if eps is None:  # NaN outside [0, 1]; at 0 and 1 (also -0.0), infinity with the gradient's sign
-            g = _where((x == 0) | (x == 1), grad * math.inf, g)
-            return _where((x < 0) | (x > 1), math.nan, g)
+            return _where((x < 0) | (x > 1), math.nan, grad / (x * (1 - x)).abs())
+        g = grad / (x * (1 - x))
         return _where((x < eps) | (x > 1 - eps), 0.0, g)  # clamped inputs have no gradient
 
 
@@ -120,6 +122,8 @@ class Erfinv(FloatUnary):
 
 
 class Erfcx(FloatUnary):
+    no_complex = "erfcx_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).erfcx, x)
@@ -141,6 +145,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2 * math.pi)
 
 
 class Ndtr(FloatUnary):
+    no_complex = "erf_vml_cpu"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -153,6 +159,8 @@ class Ndtr(FloatUnary):
 
 
 class Ndtri(FloatUnary):
+    no_complex = "ndtri_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).ndtri, x)
@@ -166,6 +174,8 @@ class Ndtri(FloatUnary):
 
 
 class LogNdtr(FloatUnary):
+    no_complex = "log_ndtr_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).log_ndtr, x)
@@ -236,11 +246,16 @@ def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of the digamma function."""
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if input.dtype.is_complex:
+        kernel = ("digamma", "trigamma")[n] if n < 2 else "polygamma"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     r = Polygamma.apply(input, n=int(n))
     return r if out is None else write_out(r, out)
 
 
 class I0(FloatUnary):
+    no_complex = "i0_vml_cpu"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -253,6 +268,8 @@ class I0(FloatUnary):
 
 
 class I1(FloatUnary):
+    no_complex = "i1_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).i1, x)
@@ -271,6 +288,8 @@ class I1(FloatUnary):
 
 
 class I0e(FloatUnary):
+    no_complex = "i0e_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).i0e, x)
@@ -284,6 +303,8 @@ class I0e(FloatUnary):
 
 
 class I1e(FloatUnary):
+    no_complex = "i1e_cpu"
+
     @staticmethod
     def forward(ctx, x):
         y = ufunc1(_sp(ctx.xp).i1e, x)
@@ -318,6 +339,8 @@ def _no_grad_unary(name, kernel, doc):
 
 
 class Entr(FloatUnary):
+    no_complex = "entr_cpu"
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)

@@ -18,6 +18,7 @@ _INTEGRAL = "biu"
 
 class Unary(Function):
     half_in_float32 = True
+    tensor_inputs = True
 
 
 class FloatUnary(Unary):
@@ -521,6 +522,8 @@ def rad2deg(input, *, out=None):
 
 
 class Sinc(FloatUnary):
+    holomorphic = True
+
     @staticmethod
     def forward(ctx, x):
         xp = ctx.xp

@@ -1,7 +1,8 @@
 """Forward-mode AD, as ``torch.autograd.forward_ad``: dual tensors and their tangents, emulated on reverse mode.
 
-A dual tensor is an alias of its primal that the autograd graph records (a view of it when it requires grad, else a
-detached leaf that requires grad); the open level keeps its tangent. ``unpack_dual(y)`` finds the level's dual tensors
+A dual tensor is an alias of its primal that the autograd graph records: the output of a :class:`_Dual` node over an
+anchor (a view of the primal when it requires grad, else a detached leaf that requires grad), so that in-place ops on
+the dual move it along the graph; the open level keeps the anchor's tangent. ``unpack_dual(y)`` finds the level's dual tensors
 that ``y``'s graph reaches and computes ``sum_i J_i v_i`` by the double-vjp construction of :func:`_linearize`. The
 result is exact, and differentiable (it builds a graph) where something else in ``y``'s graph requires grad or a
 tangent does, so tangents mix with ordinary autograd. Unlike torch, the ops must record a graph: duals require grad,
@@ -18,20 +19,33 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "Namedtuple returned by :func:`unpack_dual`: the primal and the tangent of a dual tensor."
 
-# The open level (torch allows one): {dual's grad_fn, or id(dual) for a leaf: (dual, tangent)}.
+# The open level (torch allows one): {anchor's grad_fn, or id(anchor) for a leaf: (anchor, tangent)}.
 _LEVELS = []
+
+
+class _Dual(_fn.Function):
+    """The identity, sharing memory: a dual tensor's own node over its anchor."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
 
 
 def _linearize(outputs, inputs):
     """The linear map from tangents of ``inputs`` (None for a zero tangent) to the tangents of ``outputs`` (None for
     an output that does not depend on them), by the double-vjp construction: with a dummy cotangent ``u`` per output,
     ``g(u) = J^T u`` is built with a graph, is linear in ``u``, and ``J v = d<g(u), v>/du``. The map can be called
-    repeatedly; ``create_graph`` makes its results differentiable."""
-    from .._creation import zeros_like
+    repeatedly; ``create_graph`` makes its results differentiable. ``u`` is ones, not zeros: backward formulas that
+    take ``log|grad|`` (logcumsumexp) are not differentiable at a zero gradient."""
+    from .._creation import ones_like
     diff = [o.requires_grad and o.dtype.is_floating_point for o in outputs]
     outs = [o for o, d in zip(outputs, diff) if d]
     with enable_grad():
-        us = [zeros_like(o).requires_grad_() for o in outs]
+        us = [ones_like(o).requires_grad_() for o in outs]
         gs = _grad(outs, inputs, us, create_graph=True, allow_unused=True) if outs else [None] * len(inputs)
 
     def jvp(tangents, create_graph=False):
@@ -148,8 +162,13 @@ def make_dual(tensor, tangent, *, level=None):
     if tensor.requires_grad and _reach(tensor, duals)[0]:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            "level 0 is not supported.")
-    dual = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach().requires_grad_()
-    duals[dual.grad_fn if dual.grad_fn is not None else id(dual)] = (dual, tangent)
+    if tangent.stride() != tensor.stride():  # the tangent takes the primal's layout (a copy), as in torch
+        from .._creation import empty_strided
+        tangent = empty_strided(tensor.shape, tensor.stride(), dtype=tangent.dtype, device=tangent.device).copy_(tangent)
+    anchor = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach().requires_grad_()
+    duals[anchor.grad_fn if anchor.grad_fn is not None else id(anchor)] = (anchor, tangent)
+    dual = _Dual.apply(anchor)
+    dual._vc = anchor._vc  # the primal's version counter, as a view's
     return dual
 
 
@@ -163,7 +182,7 @@ def unpack_dual(tensor, *, level=None):
     if not found:
         return UnpackedDualTensor(tensor, None)
     primal = tensor if other else tensor.detach()
-    if found[0][0] is tensor:
+    if type(tensor.grad_fn) is _Dual and len(found) == 1:  # a dual tensor not written in place since make_dual
         return UnpackedDualTensor(primal, found[0][1])
     graph = is_grad_enabled() and (other or any(v.requires_grad for _, v in found))
     (tangent,) = _linearize([tensor], [d for d, _ in found])([v for _, v in found], graph)

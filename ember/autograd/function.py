@@ -81,6 +81,7 @@ class Function:
     half_in_float32 = False  # compute float16/bfloat16 in float32 and round the results back
     int_to_float = False  # compute integer and bool inputs in the default float dtype (float-valued ops: exp, log)
     is_view = False  # the output may alias the first input's memory
+    tensor_inputs = False  # every positional input must be a Tensor (torch's TypeError otherwise)
     # backward multiplies the gradient by f'(z), written as for real z: for complex gradients the engine runs it on
     # conj(grad) and conjugates the result, which gives torch's grad * conj(f'(z))
     holomorphic = False
@@ -250,6 +251,7 @@ def _dispatcher(cls):
     if cls.no_complex is not None:
         cast_dtypes |= _COMPLEX
     is_view = cls.is_view
+    tensor_inputs = cls.tensor_inputs
 
     def apply(*inputs, **params):
         ctx = _new(cls)
@@ -268,6 +270,9 @@ def _dispatcher(cls):
                 if x._requires_grad:
                     grad = True
             else:
+                if tensor_inputs:
+                    raise TypeError(f"{cls.__name__.lower()}(): argument 'input' (position {len(arrays) + 1}) must be "
+                                    f"Tensor, not {_type_name(x)}")
                 arrays.append(x)
                 if x is not None:
                     scalars = True
@@ -683,6 +688,12 @@ def rebind_saved_output(out, target):
 
 def _short_name(fn):
     return re.sub(r"Backward\d*$", "", fn.name())
+
+
+def _type_name(x):
+    """``x``'s type as torch's argument errors name it (``list``, ``numpy.ndarray``)."""
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
 
 
 def _common_device(cls, inputs):

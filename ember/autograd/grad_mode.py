@@ -124,7 +124,10 @@ class set_grad_enabled(_DecoratorContextManager):
     mode on exit. As a decorator, sets the mode only while the function runs."""
 
     def __init__(self, mode):
-        self.mode = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
+        self.mode = mode
         self._prev = (STATE.enabled, STATE.inference)
         STATE.enabled = self.mode
 

@@ -19,7 +19,7 @@ def _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoc
     base_momentums = _format_param("base_momentum", optimizer, base_momentum)
     max_momentums = _format_param("max_momentum", optimizer, max_momentum)
     if last_epoch == -1:
-        for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+        for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups, strict=True):
             _set_momentum(self, group, m_momentum)
             group["max_momentum"] = m_momentum
             group["base_momentum"] = b_momentum
@@ -45,7 +45,7 @@ class CyclicLR(LRScheduler):
         self.optimizer = optimizer
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
                 _update_param_group_val(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
@@ -103,9 +103,10 @@ class CyclicLR(LRScheduler):
         scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
         scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
         lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
-               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True)]
         if self.cycle_momentum:
-            for group, base_m, max_m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+            for group, base_m, max_m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums,
+                                            strict=True):
                 _set_momentum(self, group, max_m - (max_m - base_m) * scale_factor * scale)
         return lrs
 
@@ -173,7 +174,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
         with _enable_get_lr_call(self):
-            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
                 _update_param_group_val(param_group, "lr", lr)
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
 

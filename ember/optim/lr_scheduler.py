@@ -168,7 +168,7 @@ class LRScheduler:
             else:
                 self.last_epoch = epoch
                 values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
-        for param_group, lr in zip(self.optimizer.param_groups, values):
+        for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _update_param_group_val(param_group, "lr", lr)
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
 
@@ -218,7 +218,7 @@ class LambdaLR(_LambdaBase):
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
-        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
 
 class MultiplicativeLR(_LambdaBase):
@@ -235,7 +235,7 @@ class MultiplicativeLR(_LambdaBase):
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
         return [group["lr"] * lmbda(self.last_epoch)
-                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)]
 
 
 class StepLR(LRScheduler):
@@ -371,8 +371,8 @@ class _Composite(LRScheduler):
         schedulers = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
         state_dict["_schedulers"] = schedulers
-        for s, sd in zip(self._schedulers, schedulers):
-            s.load_state_dict(sd)
+        for idx, sd in enumerate(schedulers):  # a saved scheduler with no counterpart is an IndexError
+            self._schedulers[idx].load_state_dict(sd)
 
 
 class SequentialLR(_Composite):
@@ -455,7 +455,7 @@ class CosineAnnealingLR(LRScheduler):
                     / 2 for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups)]
+                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)]
         return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
                 / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)) * (group["lr"] - self.eta_min)
                 + self.eta_min for group in self.optimizer.param_groups]

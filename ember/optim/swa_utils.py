@@ -32,7 +32,7 @@ def get_ema_multi_avg_fn(decay=0.999):
         if is_floating_point(ema_param_list[0]) or is_complex(ema_param_list[0]):
             _foreach_lerp_(ema_param_list, current_param_list, 1 - decay)
         else:
-            for p_ema, p_model in zip(ema_param_list, current_param_list):
+            for p_ema, p_model in zip(ema_param_list, current_param_list, strict=True):
                 p_ema.copy_(p_ema * decay + p_model * (1 - decay))
     return ema_update
 
@@ -139,7 +139,7 @@ class AveragedModel(Module):
                     for p_avg, p_model in zip(a, c):
                         p_avg.copy_(avg_fn(p_avg, p_model, n))
         if not self.use_buffers:
-            for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
+            for b_swa, b_model in zip(self.module.buffers(), model.buffers(), strict=True):
                 b_swa.detach().copy_(b_model.detach().to(b_swa.device))
         self.n_averaged += 1
 
@@ -188,7 +188,7 @@ class SWALR(LRScheduler):
     """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):
-        for lr, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):
+        for lr, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
@@ -226,7 +226,8 @@ class SWALR(LRScheduler):
         prev_lrs = [self._get_initial_lr(group["lr"], group["swa_lr"], prev_alpha)
                     for group in self.optimizer.param_groups]
         alpha = self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
-        return [group["swa_lr"] * alpha + lr * (1 - alpha) for group, lr in zip(self.optimizer.param_groups, prev_lrs)]
+        return [group["swa_lr"] * alpha + lr * (1 - alpha)
+                for group, lr in zip(self.optimizer.param_groups, prev_lrs, strict=True)]
 
     def state_dict(self):
         """The scheduler's state: every attribute except the optimizer and the annealing function."""

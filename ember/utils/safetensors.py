@@ -15,7 +15,7 @@ from .._device import device as _device
 from .._tensor import Tensor
 from ..serialization import _arrays, _header, _read, _ST_DTYPES, write_atomic
 
-__all__ = ["save", "save_file", "load", "load_file", "safe_open"]
+__all__ = ["save", "save_file", "load", "load_file", "safe_open", "save_model", "load_model"]
 
 
 def _numpy(tensors):
@@ -54,6 +54,63 @@ def save_file(tensors, filename, metadata=None):
     """Writes ``tensors`` (a dict of tensors by name) to ``filename`` as a safetensors file, atomically."""
     arrays = _numpy(tensors)
     write_atomic(filename, lambda tmp: safetensors.numpy.save_file(arrays, tmp, metadata=metadata))
+
+
+def _shared_names(state_dict, preferred=()):
+    """{kept name: [names of the same memory to drop]}: the kept one covers its whole storage and is the first by
+    name, among ``preferred`` ones if any."""
+    groups = {}
+    for name, t in state_dict.items():
+        groups.setdefault((t.device, t.untyped_storage().data_ptr()), []).append(name)
+    out = {}
+    for names in groups.values():
+        if len(names) < 2:
+            continue
+        complete = sorted(n for n in names if state_dict[n].data_ptr() == state_dict[n].untyped_storage().data_ptr()
+                          and state_dict[n].untyped_storage().nbytes() ==
+                          state_dict[n].numel() * state_dict[n].element_size())
+        if not complete:
+            raise RuntimeError(f"Error while trying to find names to remove to save state dict, but found no "
+                               f"suitable name to keep for saving amongst: {set(names)}. None is covering the "
+                               "entire storage.")
+        keep = ([n for n in complete if n in preferred] or complete)[0]
+        out[keep] = sorted(n for n in names if n != keep)
+    return out
+
+
+def save_model(model, filename, metadata=None, force_contiguous=True):
+    """Saves ``model``'s ``state_dict`` to ``filename``, storing tensors that share memory (tied weights) once;
+    each dropped name is recorded in ``metadata`` as the name of the tensor kept. Tensors are always written
+    densely, whatever ``force_contiguous``."""
+    state_dict = model.state_dict()
+    for keep, names in _shared_names(state_dict).items():
+        for name in names:
+            metadata = {} if metadata is None else metadata
+            metadata.setdefault(name, keep)
+            del state_dict[name]
+    save_file(state_dict, filename, metadata=metadata)
+
+
+def load_model(model, filename, strict=True, device="cpu"):
+    """Loads the safetensors file ``filename`` into ``model`` (as written by :func:`save_model`: tied weights stored
+    once). Returns ``(missing, unexpected)`` names; with ``strict``, raises RuntimeError if either is not empty."""
+    state_dict = load_file(filename, device=device)
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    missing = set(missing)
+    for names in _shared_names(model.state_dict(), preferred=state_dict.keys()).values():
+        for name in names:
+            if name in missing:
+                missing.remove(name)
+            else:
+                unexpected.append(name)
+    if strict and (missing or unexpected):
+        error = f"Error(s) in loading state_dict for {type(model).__name__}:"
+        if missing:
+            error += "\n    Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in sorted(missing))
+        if unexpected:
+            error += "\n    Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in sorted(unexpected))
+        raise RuntimeError(error)
+    return missing, unexpected
 
 
 def load(data):

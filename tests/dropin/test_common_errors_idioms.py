@@ -282,6 +282,10 @@ CASES = [
     ("unflatten_sizes", lambda l: l.nn.Unflatten(1, (2, 2))(l.randn(2, 3)), ["[2, 2]", "(3)"]),
     ("topk_k", lambda l: l.randn(3).topk(5), ["k out of range"]),
     ("randint_range", lambda l: l.randint(5, 2, (3,)), ["from=5", "to=2"]),
+    ("exp_list", lambda l: l.exp([1.0]), ["exp()", "must be Tensor, not list"]),
+    ("sqrt_float", lambda l: l.sqrt(4.0), ["sqrt()", "must be Tensor, not float"]),
+    ("abs_int", lambda l: l.abs(-1), ["abs()", "must be Tensor, not int"]),
+    ("log_ndarray", lambda l: l.log(np.ones(2)), ["log()", "must be Tensor, not numpy.ndarray"]),
 ]
 
 

@@ -181,7 +181,7 @@ def glu(input, dim=-1):
     n = input.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    a, b = input.split(n // 2, d)
+    a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)
     return a * b.sigmoid()
 
 

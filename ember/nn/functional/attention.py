@@ -313,12 +313,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         v = v.reshape(bsz, num_heads, src_len, head_dim)
         if attn_mask is not None:
             attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
-                attn_mask.reshape(bsz, num_heads, -1, src_len)
+                attn_mask.reshape(bsz, num_heads, attn_mask.shape[-2], src_len)
         out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
         weights = None
     # (N * heads, L, head_dim) -> (L, N, E)
     out = out.reshape(bsz, num_heads, tgt_len, head_dim).permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])
     if not is_batched:
         out = out.squeeze(1)
     return out, weights

@@ -93,7 +93,7 @@ def linear(input, weight, bias=None):
         rows = _prod(input.shape[:-1])
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[1]}x{weight.shape[0]})")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+    if not input.dtype.is_floating_point:  # complex gradients conjugate the other operand: matmul's
         return _general(input, weight, bias)
     return Linear.apply(input, weight, bias)
 
@@ -106,7 +106,8 @@ def _prod(shape):
 
 
 def _general(input, weight, bias):
-    """The unfused path with torch's errors: 1-D weights, mismatched dtypes, broadcast biases, integer inputs."""
+    """The unfused path with torch's errors: 1-D weights, mismatched dtypes, broadcast biases, integer and complex
+    inputs."""
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(input.dtype)} != "
                            f"{_name(weight.dtype)}")

@@ -161,7 +161,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = _dtype.finfo(_dtype.float32 if half else input.dtype).eps
     if weight is not None and weight.dtype is not input.dtype and not half:  # the result has the input's dtype
         weight = weight.to(input.dtype)
-    return Normalize.apply(contiguous(input), weight, None, axes=axes, eps=eps, center=False)[0]
+    y = Normalize.apply(contiguous(input), weight, None, axes=axes, eps=eps, center=False)[0]
+    return contiguous(y, suggest_format(input.shape, input.stride()))  # the result's layout: channels_last kept
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

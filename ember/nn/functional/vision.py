@@ -9,6 +9,7 @@ from ... import _dtype
 from ..._creation import linspace
 from ..._autocast import cpu_float32, cpu_float32_inputs
 from ..._device import array_module
+from ..._ops.memory_format import channels_last, channels_last_3d
 from ..._ops.sample import SampleGrid
 from ..._ops.shape import cat
 from ..._tensor import Tensor
@@ -75,7 +76,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
         pads = ((0, 0),) * (input.ndim - n) + tuple((pad[2 * i], pad[2 * i + 1]) for i in reversed(range(n)))
-        return ConstantPad.apply(input, pads=pads, value=0 if value is None else value)
+        out = ConstantPad.apply(input, pads=pads, value=0 if value is None else value)
+        return _layout_of(out, input, (channels_last, channels_last_3d))
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -92,7 +94,7 @@ def pad(input, pad, mode="constant", value=None):
     for i in range(n):
         d = input.ndim - 1 - i
         x = _pad_dim(x, d, pad[2 * i], pad[2 * i + 1], mode, input.shape)
-    return x
+    return x.contiguous() if mode == "circular" else x  # circular padding does not keep channels_last
 
 
 def constant_pad_nd(input, pad, value=0):

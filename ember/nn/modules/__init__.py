@@ -1,6 +1,6 @@
 """Neural network modules, one family per file."""
 from .module import Module
-from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .flatten import Identity, Flatten, Unflatten
 
 from .rnn import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -8,7 +9,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(container, idx):
@@ -20,6 +21,17 @@ def _abs_index(container, idx):
 
 def _renumber(container):
     container._modules = OrderedDict((str(i), m) for i, m in enumerate(container._modules.values()))
+
+
+class Container(Module):
+    """Deprecated: a Module whose keyword arguments become its named submodules; subclass :class:`Module` instead."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

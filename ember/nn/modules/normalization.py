@@ -45,7 +45,7 @@ class _CrossMapLRN2d(Function):
         scale[:, half:] += sq[:, :1]
         scale *= alpha / size
         scale += k
-        out = x * scale ** -beta
+        out = (x * scale ** -beta).astype(x.dtype, copy=False)  # bfloat16 ** float gives float32
         ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
         ctx.save_for_backward(x, out, scale)
         return out
