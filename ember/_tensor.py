@@ -383,6 +383,10 @@ class Tensor:
 
     def __float__(self):
         self._check_scalar("float")
+        if self._requires_grad and grad_enabled():
+            from ._settings import warn_once
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
         v = self.item()
         return float(v.real if isinstance(v, complex) else v)
 

@@ -329,6 +329,23 @@ def test_warning_matches_torch(fn, category, fact):
     assert {c for c, _ in res[1]} == {c for c, _ in res[0]} == {category}
 
 
+def test_float_of_a_tensor_requiring_grad_warns_once():
+    """``float(loss)`` warns once per process, as torch does (with gradients enabled); ``item()`` and ``int()`` do
+    not."""
+    from ember import _settings
+    message = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+               "Consider using tensor.detach() first.")
+    _settings._warned_once.discard(message)
+    x = ember.tensor(1.5, requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        x.item(), int(x)
+        with ember.no_grad():
+            float(x)
+        assert float(x) == 1.5 and float(x * 2) == 3.0
+    assert [str(m.message) for m in w] == [message] and w[0].filename == __file__
+
+
 def test_legacy_function_instantiation_warns():
     class Double(ember.autograd.Function):
         @staticmethod
