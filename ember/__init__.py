@@ -96,7 +96,11 @@ _malloc.keep_freed_memory()
 def __getattr__(name):
     # imported on first use, as `import ember` stays light: ember.onnx needs the onnx package (the `ember[onnx]`
     # extra); ember.distributions is large
-    if name in ("onnx", "distributions", "accelerator", "compiler", "hub", "signal"):
+    if name in ("onnx", "distributions", "accelerator", "compiler", "hub", "signal", "_dynamo", "_inductor", "types",
+                "storage", "overrides"):
         import importlib
         return importlib.import_module("." + name, __name__)
+    if name in ("UntypedStorage", "TypedStorage"):
+        from . import _storage
+        return getattr(_storage, name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

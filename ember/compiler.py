@@ -13,10 +13,24 @@ def _check_callable(fn):
     return fn
 
 
+class _DisableContext:
+    """What ``disable()`` returns without a function: a decorator; it is not a context manager."""
+
+    def __call__(self, fn):
+        return _check_callable(fn)
+
+    def __enter__(self):
+        raise RuntimeError("disable(...) is used with a context manager. Use it as an annotation/decorator "
+                           "(@disable) instead.")
+
+    def __exit__(self, *exc_info):
+        return None
+
+
 def disable(fn=None, recursive=True, *, reason=None):
     """``@disable`` or ``@disable(recursive=..., reason=...)``: keeps a function out of compilation; it is returned
     as is."""
-    return _check_callable if fn is None else _check_callable(fn)
+    return _DisableContext() if fn is None else _check_callable(fn)
 
 
 def allow_in_graph(fn):

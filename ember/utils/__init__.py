@@ -10,8 +10,8 @@ from . import dlpack
 
 
 def __getattr__(name):
-    # ember.utils.model_zoo imports ember.hub (urllib), on first use
-    if name == "model_zoo":
+    # ember.utils.model_zoo imports ember.hub (urllib), on first use; the others are rarely used
+    if name in ("model_zoo", "benchmark", "collect_env", "flop_counter", "weak"):
         import importlib
-        return importlib.import_module(".model_zoo", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

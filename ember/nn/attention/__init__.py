@@ -6,7 +6,7 @@ back through ``ember.backends.cuda.*_sdp_enabled``) and restored as torch's, and
 import contextlib
 import enum
 
-from ..backends import cuda as _cuda
+from ...backends import cuda as _cuda
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
