@@ -88,9 +88,12 @@ from ._interop import get_num_interop_threads, set_num_interop_threads
 from .amp.autocast_mode import get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cpu_enabled
 from . import cpu, distributed, fx, jit, multiprocessing, profiler, version
 from .version import __version__
+from . import _after_import
 
 newaxis = None
 _malloc.keep_freed_memory()
+# einops finds ember's backend among its subclasses: define it as soon as einops is imported
+_after_import.after_import("einops", lambda: __import__("ember._einops"))
 
 
 def __getattr__(name):
