@@ -14,7 +14,7 @@ def _dims(index):
     return set(index) if isinstance(index, (list, tuple)) else {index}
 
 
-def mark_dynamic(t, index, *, min=None, max=None, **kwargs):
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
     """Marks dimension(s) ``index`` of ``t`` as dynamic for compilation (recorded in ``t._dynamo_dynamic_indices``).
     """
     dims = _dims(index)
@@ -43,7 +43,7 @@ def mark_static(t, index=None):
     t._has_dynamo_dim_marking = True
 
 
-def mark_static_address(t, guard=True):
+def mark_static_address(t, guard=False):
     """Marks ``t``'s storage address as static across calls (recorded in ``t._dynamo_static_input_type``)."""
     t._dynamo_static_input_type = "guarded" if guard else "unguarded"
 
@@ -55,7 +55,7 @@ def disallow_in_graph(fn):
     return fn
 
 
-def graph_break():
+def graph_break(msg=""):
     """Ends the compiled graph here: ember has none, so nothing happens."""
 
 

@@ -766,6 +766,17 @@ fmin = public_tensors(Fmin, "fmin", "The elementwise minimum, ignoring NaN (NaN 
 
 
 # -- logaddexp, heaviside, ldexp, nextafter -------------------------------------------------------------------------
+def logaddexp_complex(xp):
+    """``log(exp(a) + exp(b))`` of complex arrays, factored by the operand of larger real part."""
+    def op(a, b):
+        swap = a.real < b.real  # a tie factors out a
+        hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
+        y = hi + xp.log1p(xp.exp(lo - hi))
+        tie = (a.real == b.real) & xp.isinf(a.real)  # -inf keeps b; +inf sums the two directions
+        return xp.where(tie, xp.where(a.real < 0, b, xp.log(xp.exp(a) + xp.exp(b))), y) if tie.any() else y
+    return op
+
+
 class Logaddexp(Binary):
     ufunc, base = "logaddexp", math.e
     holomorphic = True
@@ -775,8 +786,7 @@ class Logaddexp(Binary):
         _float_kernel(ctx.xp, a, cls.ufunc)
         ctx.save_for_backward(a, b)
         if getattr(a, "dtype", None) is not None and a.dtype.kind == "c":
-            from .scan import _logaddexp_complex
-            return _logaddexp_complex(ctx.xp)(*ctx.xp.broadcast_arrays(a, b))
+            return logaddexp_complex(ctx.xp)(*ctx.xp.broadcast_arrays(a, b))
         return ufunc2(getattr(ctx.xp, cls.ufunc), a, b)  # stable: max(a, b) + log1p(exp(-|a - b|))
 
     @classmethod

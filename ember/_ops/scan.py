@@ -7,6 +7,7 @@ import ml_dtypes
 from .. import _dtype, return_types
 from .._tensor import inplace, register, wrap_dim, write_out
 from ..autograd.function import Function
+from .binary import logaddexp_complex
 from .order import SparseScatter, _no_complex, _write_pair, flat_index
 from .reduce import _cast, _quiet, _sum_dtype, _tname, numpy_aliases
 from .shape import cat
@@ -204,17 +205,6 @@ def _scan_in_order(xp, x, dim, op):
     return xp.ascontiguousarray(xp.moveaxis(x, -1, dim))
 
 
-def _logaddexp_complex(xp):
-    """``log(exp(a) + exp(b))`` of complex arrays, factored by the operand of larger real part."""
-    def op(a, b):
-        swap = a.real < b.real  # a tie factors out a
-        hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
-        y = hi + xp.log1p(xp.exp(lo - hi))
-        tie = (a.real == b.real) & xp.isinf(a.real)  # -inf keeps b; +inf sums the two directions
-        return xp.where(tie, xp.where(a.real < 0, b, xp.log(xp.exp(a) + xp.exp(b))), y) if tie.any() else y
-    return op
-
-
 class LogCumsumExp(Function):
     half_in_float32 = True
     holomorphic = True
@@ -226,7 +216,7 @@ class LogCumsumExp(Function):
         x1 = x.reshape(1) if x.ndim == 0 else x
         with _quiet(xp):
             xs = _flip(xp, x1, dim, reverse)
-            y = _scan_in_order(xp, xs, dim, _logaddexp_complex(xp)) if x.dtype.kind == "c" else \
+            y = _scan_in_order(xp, xs, dim, logaddexp_complex(xp)) if x.dtype.kind == "c" else \
                 scan(xp, xs, dim, xp.logaddexp)
             y = _flip(xp, y, dim, reverse).reshape(x.shape)
         ctx.save_for_backward(x, y)

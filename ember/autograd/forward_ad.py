@@ -2,7 +2,8 @@
 
 A dual tensor is an alias of its primal that the autograd graph records: the output of a :class:`_Dual` node over an
 anchor (a view of the primal when it requires grad, else a detached leaf that requires grad), so that in-place ops on
-the dual move it along the graph; the open level keeps the anchor's tangent. ``unpack_dual(y)`` finds the level's dual tensors
+the dual move it along the graph; the open level keeps the anchor's tangent. ``unpack_dual(y)`` finds the level's dual
+tensors
 that ``y``'s graph reaches and computes ``sum_i J_i v_i`` by the double-vjp construction of :func:`_linearize`. The
 result is exact, and differentiable (it builds a graph) where something else in ``y``'s graph requires grad or a
 tangent does, so tangents mix with ordinary autograd. Unlike torch, the ops must record a graph: duals require grad,
@@ -164,7 +165,8 @@ def make_dual(tensor, tangent, *, level=None):
                            "level 0 is not supported.")
     if tangent.stride() != tensor.stride():  # the tangent takes the primal's layout (a copy), as in torch
         from .._creation import empty_strided
-        tangent = empty_strided(tensor.shape, tensor.stride(), dtype=tangent.dtype, device=tangent.device).copy_(tangent)
+        tangent = empty_strided(tensor.shape, tensor.stride(), dtype=tangent.dtype,
+                                device=tangent.device).copy_(tangent)
     anchor = tensor.view_as(tensor) if tensor.requires_grad else tensor.detach().requires_grad_()
     duals[anchor.grad_fn if anchor.grad_fn is not None else id(anchor)] = (anchor, tangent)
     dual = _Dual.apply(anchor)

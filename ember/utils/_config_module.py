@@ -9,7 +9,8 @@ import types
 
 def _collect(namespace, prefix, out):
     for name, value in list(namespace.items()):
-        if name.startswith("_") or isinstance(value, types.ModuleType) or callable(value) and not isinstance(value, type):
+        if name.startswith("_") or isinstance(value, types.ModuleType) or \
+                callable(value) and not isinstance(value, type):
             continue
         if isinstance(value, type):
             _collect(vars(value), prefix + name + ".", out)
@@ -51,11 +52,14 @@ class ConfigModule(types.ModuleType):
         key = self._key(name)
         return self._config[key] if key in self._config else _Section(self, key + ".")
 
-    def _assign(self, name, value):
+    def _setting(self, name):
         key = self._key(name)
         if key not in self._config:
             raise AttributeError(f"{self.__name__}.{name} is a section, not a setting")
-        self._config[key] = value
+        return key
+
+    def _assign(self, name, value):
+        self._config[self._setting(name)] = value
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -100,9 +104,8 @@ class _Patch(contextlib.ContextDecorator):
         self.module, self.changes, self.saved = module, changes, []
 
     def __enter__(self):
-        before = {self.module._key(name): None for name in self.changes}
-        before = {key: self.module._config[key] for key in before}
-        self.saved.append(before)
+        config = self.module._config
+        self.saved.append({key: config[key] for key in map(self.module._setting, self.changes)})
         self.module.load_config(self.changes)
 
     def __exit__(self, *exc_info):

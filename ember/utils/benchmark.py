@@ -87,7 +87,8 @@ class Measurement:
     """
 
     def __init__(self, number_per_run, raw_times, task_spec, metadata=None):
-        self.number_per_run, self.raw_times, self.task_spec, self.metadata = number_per_run, raw_times, task_spec, metadata
+        self.number_per_run, self.raw_times = number_per_run, raw_times
+        self.task_spec, self.metadata = task_spec, metadata
         t = np.sort(np.asarray(self.times, dtype=np.float64))
         self._sorted_times = tuple(t.tolist())
         self._median, self._mean = (float(np.quantile(t, 0.5)), float(t.mean())) if t.size else (-1.0, -1.0)
@@ -157,7 +158,8 @@ class Measurement:
         lines = [object.__repr__(self), self.task_spec.summarize(),
                  f"  {'Median: ' if n > 1 else ''}{self._median / scale:.2f} {unit}"]
         if n >= 4:
-            lines.append(f"  IQR:    {self.iqr / scale:.2f} {unit} ({self._p25 / scale:.2f} to {self._p75 / scale:.2f})")
+            lines.append(f"  IQR:    {self.iqr / scale:.2f} {unit} "
+                         f"({self._p25 / scale:.2f} to {self._p75 / scale:.2f})")
         lines.append(f"  {n} measurement{'s' if n > 1 else ''}, {self.number_per_run} runs "
                      f"{'per measurement,' if n > 1 else ','} {self.num_threads} thread"
                      f"{'s' if self.num_threads > 1 else ''}")
@@ -184,6 +186,13 @@ def _threads(n):
         ember.set_num_threads(previous)
 
 
+def _dedent(code):
+    """Statement text as written in an indented triple-quoted string: its common indentation and the blank first and
+    last lines removed."""
+    code = textwrap.dedent(code)
+    return (code[1:] if code.startswith("\n") else code).rstrip()
+
+
 class Timer:
     """Times ``stmt`` (code or a callable) after ``setup``, in ``globals`` (where ``torch`` names ember).
 
@@ -202,6 +211,7 @@ class Timer:
         import ember
         self._globals = dict(globals or {})
         self._globals.setdefault("torch", ember)
+        stmt, setup = (_dedent(c) if isinstance(c, str) else c for c in (stmt, setup))
         self._timer = _timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=self._globals)
         self._task_spec = TaskSpec(stmt=stmt if isinstance(stmt, str) else getattr(stmt, "__name__", repr(stmt)),
                                    setup=setup if isinstance(setup, str) else "", global_setup=global_setup,

@@ -55,8 +55,8 @@ class WeakIdKeyDictionary(MutableMapping):
         True
     """
 
-    def __init__(self, dict=None):
-        self.data = {}
+    def __init__(self, dict=None, ref_type=WeakIdRef):
+        self.data, self.ref_type = {}, ref_type
 
         def remove(k, selfref=weakref.ref(self)):
             self = selfref()
@@ -71,16 +71,13 @@ class WeakIdKeyDictionary(MutableMapping):
         return self.data[_StrongIdRef(key)]
 
     def __setitem__(self, key, value):
-        self.data[WeakIdRef(key, self._remove)] = value
+        self.data[self.ref_type(key, self._remove)] = value
 
     def __delitem__(self, key):
         del self.data[_StrongIdRef(key)]
 
     def __contains__(self, key):
-        try:
-            return _StrongIdRef(key) in self.data
-        except TypeError:
-            return False
+        return _StrongIdRef(key) in self.data
 
     def __iter__(self):
         for ref in list(self.data):
@@ -96,7 +93,7 @@ class WeakIdKeyDictionary(MutableMapping):
 
     def copy(self):
         """A shallow copy, holding the same keys weakly."""
-        return type(self)(dict(self.items()))
+        return type(self)(dict(self.items()), self.ref_type)
 
     __copy__ = copy
 

@@ -150,6 +150,10 @@ def test_max_scores_and_return_lse_forms():
     with pytest.warns(FutureWarning):
         out2, lse = EF.flex_attention(q, k, v, block_mask=bm, return_lse=True)
     _close(out2, out, rtol=0, atol=0)
+    _close(lse, aux.lse, rtol=0, atol=0)
+    bm2 = EF.create_block_mask(lambda b, h, qi, kv: qi >= kv, None, None, Q, KV, device="cpu",
+                               compute_dq_write_order=False, dq_kv_order=True)
+    _close(EF.flex_attention(q, k, v, block_mask=bm2), out, rtol=0, atol=0)
     _, aux = EF.flex_attention(q, k, v, return_aux=EF.AuxRequest())
     assert aux == EF.AuxOutput(None, None)
 

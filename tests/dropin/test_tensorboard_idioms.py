@@ -258,7 +258,7 @@ def test_pr_curve_custom_scalars_tensor_audio_mesh_video(tmp_path):
                                        "band": ["Margin", ["m", "lo", "hi"]]}})
         w.add_custom_scalars_multilinechart(["a", "b"], category="c", title="t")
         w.add_custom_scalars_marginchart(["a", "b", "c"])
-        for dt in ("float32", "float64", "int64", "int32", "bool", "uint8", "float16", "complex64"):
+        for dt in ("float32", "float64", "int64", "int32", "bool", "uint8", "float16", "bfloat16", "complex64"):
             w.add_tensor("t_" + dt, lib.tensor(np.arange(6).reshape(2, 3)).to(getattr(lib, dt)), 3)
         w.add_audio("snd", lib.tensor(np.sin(np.linspace(0, 20, 400)) * 1.5), 4, sample_rate=8000)
         w.add_mesh("mesh", lib.tensor(verts), colors=lib.tensor(np.full((1, 4, 3), 200)),

@@ -6,11 +6,9 @@ ember computes it densely: the mods are called once on broadcast index tensors `
 does not broadcast), so gradients reach q, k, v and every tensor a mod captures. The block structure of a
 :class:`BlockMask` is bookkeeping for sparse kernels; the mask applied is its ``mask_mod``.
 """
-import functools
 import inspect
 import itertools
 import math
-import operator
 import warnings
 from typing import Callable, NamedTuple, TypedDict
 
@@ -231,7 +229,8 @@ class BlockMask:
             return x.shape if x is not None else None
         fields = "".join(f"    {name}={shape_or_none(getattr(self, name))},\n" for name in self._TENSOR_ATTRS)
         return (f"BlockMask(\n{fields}    BLOCK_SIZE={self.BLOCK_SIZE},\n    shape={self.shape},\n"
-                f"    sparsity={self.sparsity():.2f}%,\n    mask_mod={getattr(self.mask_mod, '__name__', self.mask_mod)}\n)")
+                f"    sparsity={self.sparsity():.2f}%,\n"
+                f"    mask_mod={getattr(self.mask_mod, '__name__', self.mask_mod)}\n)")
 
     def __getitem__(self, index):
         """The BlockMask of the selected batches, heads and query blocks; an integer keeps its dimension. The new
@@ -257,7 +256,7 @@ class BlockMask:
 
     def numel(self):
         """Returns the number of elements (not accounting for sparsity) in the mask."""
-        return functools.reduce(operator.mul, self.shape, 1)
+        return math.prod(self.shape)
 
     def sparsity(self):
         """Computes the percentage of blocks that are sparse (i.e. not computed)"""
@@ -322,7 +321,7 @@ def _convert_mask_to_block_mask(mask, Q_BLOCK_SIZE, KV_BLOCK_SIZE, separate_full
 
 
 def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DEFAULT_SPARSE_BLOCK_SIZE,
-                      _compile=False, separate_full_blocks=True):
+                      _compile=False, separate_full_blocks=True, compute_dq_write_order=False, dq_kv_order=True):
     r"""Creates a :class:`BlockMask` from a mask_mod ``(b, h, q_idx, kv_idx) -> bool tensor`` (True = attend).
 
     Args:
@@ -334,6 +333,8 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=_DE
         device (str): device of the mask.
         BLOCK_SIZE (int or tuple[int, int]): the (query, key/value) tile size.
         separate_full_blocks (bool): store fully unmasked tiles apart from partial ones.
+        compute_dq_write_order, dq_kv_order (bool): orderings for GPU kernels' gradient writes, accepted and
+            unused (ember's attention is dense).
 
     Example::
 
@@ -442,7 +443,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
     group = query.size(1) // key.size(1)
-    key, value = key.repeat_interleave(group, dim=1), value.repeat_interleave(group, dim=1)
+    if group > 1:
+        key, value = key.repeat_interleave(group, dim=1), value.repeat_interleave(group, dim=1)
     B, H, Q, KV = query.size(0), query.size(1), query.size(2), key.size(2)
     key, value = key.expand(B, *key.shape[1:]), value.expand(B, *value.shape[1:])
 

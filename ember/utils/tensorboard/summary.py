@@ -13,6 +13,7 @@ from tensorboard.plugins.custom_scalar import layout_pb2
 from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
+from ..._dtype import bfloat16
 from ..._tensor import Tensor
 
 
@@ -25,7 +26,7 @@ def make_np(x):
     if isinstance(x, Tensor):
         if x.device.type == "meta":
             return np.random.randn(1)
-        if str(x.dtype) == "ember.bfloat16":
+        if x.dtype is bfloat16:
             x = x.half()
         return x.detach().cpu().numpy()
     raise NotImplementedError(f"Got {type(x)}, but numpy array or ember tensor are expected.")
@@ -73,8 +74,8 @@ def tensor_proto(tag, tensor):
         raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
     dtype, field, convert = _TENSOR_TYPES[name]
     values = convert(tensor.detach().cpu().float().numpy() if name == "bfloat16" else tensor.detach().cpu().numpy())
-    proto = TensorProto(dtype=dtype, tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in tensor.shape]),
-                        **{field: values})
+    shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in tensor.shape])
+    proto = TensorProto(dtype=dtype, tensor_shape=shape, **{field: values})
     smd = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
     return Summary(value=[Summary.Value(tag=tag, metadata=smd, tensor=proto)])
 
@@ -162,23 +163,21 @@ def convert_to_HWC(tensor, input_format):
     return np.stack([tensor.transpose([fmt.find(c) for c in "HW"])] * 3, 2)
 
 
-def _scale_factor(array):
-    return 1 if array.dtype == np.uint8 else 255
+def _to_uint8(array):
+    """Pixels as ``uint8``: floats are taken in ``[0, 1]``, ``uint8`` as it is; out-of-range values are clipped."""
+    return (array.astype(np.float32) * (1 if array.dtype == np.uint8 else 255)).clip(0, 255).astype(np.uint8)
 
 
 def image(tag, tensor, rescale=1, dataformats="NCHW"):
     """A ``Summary`` with a PNG image; floats are taken in ``[0, 1]``, ``uint8`` in ``[0, 255]``."""
     tensor = convert_to_HWC(make_np(tensor), dataformats)
-    tensor = (tensor.astype(np.float32) * _scale_factor(tensor)).clip(0, 255).astype(np.uint8)
-    return Summary(value=[Summary.Value(tag=tag, image=make_image(tensor, rescale=rescale))])
+    return Summary(value=[Summary.Value(tag=tag, image=make_image(_to_uint8(tensor), rescale=rescale))])
 
 
 def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
     """A ``Summary`` with a PNG image and boxes ``(xmin, ymin, xmax, ymax)`` drawn on it."""
     tensor_image = convert_to_HWC(make_np(tensor_image), dataformats)
-    tensor_image = tensor_image.astype(np.float32) * _scale_factor(tensor_image)
-    img = make_image(tensor_image.clip(0, 255).astype(np.uint8), rescale=rescale, rois=make_np(tensor_boxes),
-                     labels=labels)
+    img = make_image(_to_uint8(tensor_image), rescale=rescale, rois=make_np(tensor_boxes), labels=labels)
     return Summary(value=[Summary.Value(tag=tag, image=img)])
 
 
@@ -225,9 +224,7 @@ def _prepare_video(v):
 
 def video(tag, tensor, fps=4):
     """A ``Summary`` with a GIF of a ``(N, T, C, H, W)`` video batch tiled into a grid (needs moviepy)."""
-    tensor = _prepare_video(make_np(tensor))
-    tensor = (tensor.astype(np.float32) * _scale_factor(tensor)).clip(0, 255).astype(np.uint8)
-    return Summary(value=[Summary.Value(tag=tag, image=make_video(tensor, fps))])
+    return Summary(value=[Summary.Value(tag=tag, image=make_video(_to_uint8(_prepare_video(make_np(tensor))), fps))])
 
 
 def make_video(tensor, fps):
@@ -351,7 +348,8 @@ def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
         raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
     for k, v in hparam_domain_discrete.items():
         if k not in hparam_dict or not isinstance(v, list) or not all(isinstance(d, type(hparam_dict[k])) for d in v):
-            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same type as hparam_dict[{k}].")
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same type as "
+                            f"hparam_dict[{k}].")
 
     hps, ssi = [], SessionStartInfo()
     for k, v in hparam_dict.items():

@@ -258,8 +258,9 @@ class SummaryWriter:
                          false_negative_counts, precision, recall, global_step=None, num_thresholds=127, weights=None,
                          walltime=None):
         """Add a precision-recall curve from its counts per threshold."""
-        self._add(pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
-                               false_negative_counts, precision, recall, num_thresholds, weights), global_step, walltime)
+        summary = pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
+                               false_negative_counts, precision, recall, num_thresholds, weights)
+        self._add(summary, global_step, walltime)
 
     def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
         """Add a custom-scalars chart plotting ``tags`` together."""
